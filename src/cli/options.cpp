@@ -1,0 +1,148 @@
+#include "cli/options.hpp"
+
+#include <cxxopts.hpp>
+#include <vector>
+
+#include "cli/validate.hpp"
+#include "util/units.hpp"
+
+namespace testio::cli {
+namespace {
+
+using util::UsageError;
+
+cxxopts::Options make_options() {
+  cxxopts::Options options("testio",
+                           "testio: multi-connection TCP throughput tester.\n"
+                           "  testio -s                 serve tests\n"
+                           "  testio -c HOST [N]        run a test with N connections");
+  options.positional_help("[N]").show_positional_help();
+  // clang-format off
+  options.add_options("General")
+    ("h,help", "Print this help and exit")
+    ("version", "Print the version and exit")
+    ("v,verbose", "More detail: per-connection lines and progress on stderr")
+    ("debug", "Debug diagnostics on stderr")
+    ("p,port", "Port for control and data connections", cxxopts::value<std::string>()->default_value("5201"))
+    ("B,bind", "Server: listen address. Client: source address", cxxopts::value<std::string>())
+    ("4,ipv4", "Use IPv4 only")
+    ("6,ipv6", "Use IPv6 only");
+  options.add_options("Server")
+    ("s,server", "Run as a server: serve tests, one at a time, until killed")
+    ("1,one-off", "Server: exit after one test");
+  options.add_options("Client")
+    ("c,client", "Run as a client against the testio server at HOST", cxxopts::value<std::string>(), "HOST")
+    ("P,parallel", "Number of connections (same as the positional N)", cxxopts::value<std::string>(), "N")
+    ("t,time", "Seconds to send for", cxxopts::value<std::string>()->default_value("10"), "SECONDS")
+    ("n,bytes", "Send this many bytes in total, split over the connections, instead of a time",
+       cxxopts::value<std::string>(), "BYTES")
+    ("T,threads", "Worker threads on each side (default: min(N, cores))", cxxopts::value<std::string>(), "THREADS")
+    ("l,buffer", "Bytes per read/write call, e.g. 128K, 2M, 2MiB", cxxopts::value<std::string>()->default_value("2M"), "SIZE")
+    ("w,window", "Socket buffer size (SO_SNDBUF/SO_RCVBUF) on both sides (default: kernel autotuning)",
+       cxxopts::value<std::string>(), "SIZE")
+    ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "
+                  "trunc (MSG_TRUNC, discarded in the kernel)",
+       cxxopts::value<std::string>()->default_value("recv_into"), "MODE");
+  // Left out of --help's groups: it is the positional N shown in the usage line.
+  options.add_options("Positional")
+    ("connections", "Number of connections", cxxopts::value<std::vector<std::string>>());
+  // clang-format on
+  options.parse_positional({"connections"});
+  return options;
+}
+
+std::uint32_t parse_u32(const std::string& text, const char* what) {
+  std::uint64_t value = util::parse_count(text, what);
+  if (value > 0xffffffffull) throw UsageError(std::string(what) + " '" + text + "' is too large");
+  return static_cast<std::uint32_t>(value);
+}
+
+void fill_connections(const cxxopts::ParseResult& args, config::Config& config,
+                      GivenOptions& given) {
+  std::optional<std::uint32_t> positional;
+  if (args.count("connections")) {
+    const auto& values = args["connections"].as<std::vector<std::string>>();
+    if (values.size() > 1)
+      throw UsageError("unexpected argument '" + values[1] + "': give one connection count");
+    positional = parse_u32(values[0], "the connection count");
+  }
+  std::optional<std::uint32_t> parallel;
+  if (args.count("parallel")) parallel = parse_u32(args["parallel"].as<std::string>(), "-P");
+  if (positional && parallel && *positional != *parallel)
+    throw UsageError("the connection count is given twice (" + std::to_string(*positional) +
+                     " and -P " + std::to_string(*parallel) + "); give one");
+  if (positional || parallel) {
+    config.connections = positional ? *positional : *parallel;
+    given.connections = true;
+  }
+}
+
+}  // namespace
+
+ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
+  ParsedCommandLine parsed;
+  cxxopts::Options options = make_options();
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& error) {
+    throw UsageError(std::string(error.what()) + " (see testio --help)");
+  }
+  if (args.count("help")) {
+    parsed.action = ParsedCommandLine::Action::help;
+    parsed.help_text = options.help({"General", "Server", "Client"});
+    return parsed;
+  }
+  if (args.count("version")) {
+    parsed.action = ParsedCommandLine::Action::version;
+    return parsed;
+  }
+
+  config::Config& config = parsed.config;
+  GivenOptions given;
+  given.server = args.count("server") > 0;
+  given.client = args.count("client") > 0;
+  if (given.client) config.host = args["client"].as<std::string>();
+  config.role = given.server ? config::Role::server : config::Role::client;
+
+  config.verbosity = args.count("debug") ? 2 : args.count("verbose") ? 1 : 0;
+  std::uint64_t port = util::parse_count(args["port"].as<std::string>(), "the port");
+  if (port > 65535) throw UsageError("the port must be between 0 and 65535, got " + std::to_string(port));
+  config.port = static_cast<std::uint16_t>(port);
+  if (args.count("bind")) config.bind_address = args["bind"].as<std::string>();
+  given.ipv4 = args.count("ipv4") > 0;
+  given.ipv6 = args.count("ipv6") > 0;
+  config.family = given.ipv4 ? config::AddressFamily::v4
+                  : given.ipv6 ? config::AddressFamily::v6
+                               : config::AddressFamily::any;
+  config.one_off = given.one_off = args.count("one-off") > 0;
+
+  fill_connections(args, config, given);
+  given.time = args["time"].count() > 0;
+  config.duration_s = util::parse_seconds(args["time"].as<std::string>(), "-t");
+  if (args.count("bytes")) {
+    given.bytes = true;
+    config.total_bytes = util::parse_size(args["bytes"].as<std::string>(), "-n");
+  }
+  if (args.count("threads")) {
+    given.threads = true;
+    config.threads = parse_u32(args["threads"].as<std::string>(), "-T");
+  }
+  given.buffer = args["buffer"].count() > 0;
+  config.buffer = util::parse_size(args["buffer"].as<std::string>(), "-l");
+  if (args.count("window")) {
+    given.window = true;
+    config.window = util::parse_size(args["window"].as<std::string>(), "-w");
+  }
+  given.recv_mode = args["recv-mode"].count() > 0;
+  std::string mode = args["recv-mode"].as<std::string>();
+  auto recv_mode = config::recv_mode_from_string(mode);
+  if (!recv_mode)
+    throw UsageError("--recv-mode '" + mode + "' is not one of recv, recv_into, trunc");
+  config.recv_mode = *recv_mode;
+
+  validate(config, given);
+  return parsed;
+}
+
+}  // namespace testio::cli

@@ -1,0 +1,19 @@
+// The command line: cxxopts definitions, from general to specific, filling a Config.
+#pragma once
+
+#include <string>
+
+#include "config/config.hpp"
+
+namespace testio::cli {
+
+struct ParsedCommandLine {
+  enum class Action { run, help, version } action = Action::run;
+  config::Config config;
+  std::string help_text;
+};
+
+// Throws util::UsageError with one sentence for anything it cannot accept. Runs validate().
+ParsedCommandLine parse_command_line(int argc, const char* const* argv);
+
+}  // namespace testio::cli

@@ -1,0 +1,90 @@
+#include "cli/validate.hpp"
+
+#include <string>
+
+#include "util/units.hpp"
+
+namespace testio::cli {
+namespace {
+
+using util::UsageError;
+
+void check_one_role(const GivenOptions& given) {
+  if (given.server && given.client)
+    throw UsageError("-s and -c exclude each other: run a server or a client, not both");
+  if (!given.server && !given.client)
+    throw UsageError("say -s to serve tests or -c HOST to run one (see testio --help)");
+}
+
+void check_role_specific(const config::Config& config, const GivenOptions& given) {
+  if (config.role == config::Role::server) {
+    struct Named { bool given; const char* name; };
+    for (Named option : {Named{given.connections, "a connection count"}, Named{given.time, "-t"},
+                         Named{given.bytes, "-n"}, Named{given.threads, "-T"},
+                         Named{given.buffer, "-l"}, Named{given.window, "-w"},
+                         Named{given.recv_mode, "--recv-mode"}})
+      if (option.given)
+        throw UsageError(std::string(option.name) +
+                         " is a client option: the client tells the server what to run");
+  } else if (given.one_off) {
+    throw UsageError("-1 is a server option");
+  }
+}
+
+void check_host(const config::Config& config) {
+  if (config.role == config::Role::client && config.host.empty())
+    throw UsageError("-c needs the server's host name or address");
+}
+
+void check_family(const GivenOptions& given) {
+  if (given.ipv4 && given.ipv6) throw UsageError("-4 and -6 exclude each other");
+}
+
+void check_connections(const config::Config& config) {
+  if (config.connections == 0) throw UsageError("the connection count must be at least 1");
+  if (config.connections > config.limits.max_connections)
+    throw UsageError("the connection count " + std::to_string(config.connections) +
+                     " is above the cap of " + std::to_string(config.limits.max_connections));
+}
+
+void check_duration(const config::Config& config, const GivenOptions& given) {
+  if (given.time && given.bytes) throw UsageError("-t and -n exclude each other: give a time or a byte count");
+  if (config.total_bytes == 0 && config.duration_s <= 0)
+    throw UsageError("-t must be more than 0 seconds");
+  if (config.duration_s > config.limits.max_duration_s)
+    throw UsageError("-t " + std::to_string(config.duration_s) + " is above the cap of " +
+                     std::to_string(static_cast<long>(config.limits.max_duration_s)) + " seconds");
+  if (given.bytes && config.total_bytes == 0) throw UsageError("-n must be more than 0 bytes");
+}
+
+void check_threads(const config::Config& config, const GivenOptions& given) {
+  if (given.threads && config.threads == 0) throw UsageError("-T must be at least 1");
+  if (config.threads > config.limits.max_threads)
+    throw UsageError("-T " + std::to_string(config.threads) + " is above the cap of " +
+                     std::to_string(config.limits.max_threads) + " threads");
+}
+
+void check_sizes(const config::Config& config) {
+  if (config.buffer == 0) throw UsageError("-l must be at least 1 byte");
+  if (config.buffer > config.limits.max_buffer)
+    throw UsageError("-l " + util::format_size(config.buffer) + " is above the cap of " +
+                     util::format_size(config.limits.max_buffer));
+  if (config.window > config.limits.max_window)
+    throw UsageError("-w " + util::format_size(config.window) + " is above the cap of " +
+                     util::format_size(config.limits.max_window));
+}
+
+}  // namespace
+
+void validate(const config::Config& config, const GivenOptions& given) {
+  check_one_role(given);
+  check_role_specific(config, given);
+  check_host(config);
+  check_family(given);
+  check_connections(config);
+  check_duration(config, given);
+  check_threads(config, given);
+  check_sizes(config);
+}
+
+}  // namespace testio::cli

@@ -1,0 +1,17 @@
+// One check per rule; each failure is a util::UsageError with one clear sentence.
+#pragma once
+
+#include "config/config.hpp"
+
+namespace testio::cli {
+
+// Which options the user typed, as opposed to defaults: some are only meaningful for one role.
+struct GivenOptions {
+  bool server = false, client = false, one_off = false, ipv4 = false, ipv6 = false;
+  bool connections = false, time = false, bytes = false, threads = false;
+  bool buffer = false, window = false, recv_mode = false;
+};
+
+void validate(const config::Config& config, const GivenOptions& given);
+
+}  // namespace testio::cli

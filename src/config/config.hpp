@@ -1,0 +1,59 @@
+// The plain description of what the user asked for, filled by cli/ and read by everything else.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace testio::config {
+
+enum class Role { server, client };
+enum class AddressFamily { any, v4, v6 };
+
+// How the receiver reads. recv allocates a fresh buffer per call (the cost Python's recv pays),
+// recv_into reuses one buffer per connection, trunc discards in the kernel with MSG_TRUNC.
+enum class RecvMode { recv, recv_into, trunc };
+
+std::string_view to_string(RecvMode mode) noexcept;
+std::optional<RecvMode> recv_mode_from_string(std::string_view text) noexcept;
+
+// Caps the server enforces on what a client asks for; the client checks the same caps up front so
+// a user hears about a bad value before any connection is made.
+struct Limits {
+  std::uint32_t max_connections = 1024;
+  std::uint64_t max_buffer = 256ull << 20;     // 256 MiB per read/write call
+  std::uint64_t max_window = 1ull << 30;       // 1 GiB socket buffer request
+  double max_duration_s = 86400.0;             // one day
+  std::uint32_t max_frame = 64 * 1024;         // control frame body
+  std::uint32_t max_threads = 256;
+};
+
+inline constexpr std::uint16_t kDefaultPort = 5201;
+inline constexpr std::uint64_t kDefaultBuffer = 2ull << 20;
+
+struct Config {
+  Role role = Role::client;
+  std::string host;                 // client: where the server is
+  std::string bind_address;         // server: listen address; client: source address
+  std::uint16_t port = kDefaultPort;
+  AddressFamily family = AddressFamily::any;
+  bool one_off = false;             // server: exit after one test
+
+  std::uint32_t connections = 1;
+  double duration_s = 10.0;
+  std::uint64_t total_bytes = 0;    // 0 = timed test; otherwise split over the connections
+  std::uint32_t threads = 0;        // 0 = min(connections, cores) on each side
+  std::uint64_t buffer = kDefaultBuffer;
+  std::uint64_t window = 0;         // 0 = kernel default (autotuning stays on)
+  RecvMode recv_mode = RecvMode::recv_into;
+
+  int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
+  Limits limits;
+};
+
+// Worker threads for `connections` streams: the request if given, else one per core, never more
+// than there are streams.
+std::uint32_t effective_threads(std::uint32_t requested, std::uint32_t connections) noexcept;
+
+}  // namespace testio::config

@@ -1,0 +1,62 @@
+#include "control/channel.hpp"
+
+#include <array>
+
+#include <asio/write.hpp>
+
+#include "control/framing.hpp"
+#include "control/protocol.hpp"
+
+namespace testio::control {
+
+ControlChannel::ControlChannel(asio::ip::tcp::socket socket, std::uint32_t max_frame)
+    : socket_(std::move(socket)), max_frame_(max_frame) {
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+asio::awaitable<nlohmann::json> ControlChannel::read(std::chrono::steady_clock::duration limit) {
+  co_return co_await within(read_unbounded(), limit, "waiting for the peer's control message");
+}
+
+asio::awaitable<nlohmann::json> ControlChannel::read_unbounded() {
+  std::array<char, 4096> chunk;
+  for (;;) {
+    DecodedFrame frame = decode_frame(received_, max_frame_);
+    switch (frame.status) {
+      case DecodedFrame::Status::ok:
+        received_.erase(0, frame.consumed);
+        co_return std::move(frame.message);
+      case DecodedFrame::Status::too_large:
+      case DecodedFrame::Status::malformed:
+        throw ProtocolError(frame.error);
+      case DecodedFrame::Status::need_more:
+        break;
+    }
+    std::size_t n = co_await socket_.async_read_some(asio::buffer(chunk), asio::use_awaitable);
+    received_.append(chunk.data(), n);
+  }
+}
+
+asio::awaitable<void> ControlChannel::write(nlohmann::json message) {
+  std::string frame = encode_frame(message);
+  co_await within(asio::async_write(socket_, asio::buffer(frame), asio::use_awaitable),
+                  std::chrono::seconds(10), "sending a control message");
+}
+
+std::string ControlChannel::peer() const {
+  asio::error_code ec;
+  auto endpoint = socket_.remote_endpoint(ec);
+  return ec ? std::string() : endpoint_text(endpoint);
+}
+
+std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
+  asio::ip::address ip = endpoint.address();
+  // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d; show them as the IPv4 they are.
+  if (ip.is_v6() && ip.to_v6().is_v4_mapped()) ip = asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6());
+  std::string address = ip.to_string();
+  if (ip.is_v6()) address = "[" + address + "]";
+  return address + ":" + std::to_string(endpoint.port());
+}
+
+}  // namespace testio::control

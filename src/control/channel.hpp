@@ -1,0 +1,96 @@
+// The control connection as a stream of frames, with a deadline on every wait. Owner: the thread
+// running the control io_context (the main thread on both sides).
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include <asio/awaitable.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+#include <nlohmann/json.hpp>
+
+namespace testio::control {
+
+class TimeoutError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The outcome of an operation, with its exception caught: Asio's `||` waits for the first
+// *success*, so an operation that fails fast would otherwise wait for its watchdog.
+template <typename T>
+struct Captured {
+  std::exception_ptr error;
+  std::optional<T> value;
+};
+template <>
+struct Captured<void> {
+  std::exception_ptr error;
+};
+
+template <typename T>
+asio::awaitable<Captured<T>> capture(asio::awaitable<T> operation) {
+  Captured<T> captured;
+  try {
+    if constexpr (std::is_void_v<T>)
+      co_await std::move(operation);
+    else
+      captured.value.emplace(co_await std::move(operation));
+  } catch (...) {
+    captured.error = std::current_exception();
+  }
+  co_return captured;
+}
+
+// Runs `operation` and fails with TimeoutError("`what` timed out after N s") if the deadline comes
+// first; the operation is cancelled then. A watchdog awaited beside the operation, as in Asio's
+// cpp20 timeout example, rather than a socket option, so every wait in the protocol has one.
+template <typename T>
+asio::awaitable<T> within(asio::awaitable<T> operation, std::chrono::steady_clock::duration limit,
+                          std::string what) {
+  using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer timer(co_await asio::this_coro::executor, limit);
+  auto result = co_await (capture(std::move(operation)) || timer.async_wait(asio::use_awaitable));
+  if (result.index() == 1)
+    throw TimeoutError(what + " timed out after " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
+                       " s");
+  Captured<T>& captured = std::get<0>(result);
+  if (captured.error) std::rethrow_exception(captured.error);
+  if constexpr (!std::is_void_v<T>) co_return std::move(*captured.value);
+}
+
+class ControlChannel {
+ public:
+  ControlChannel(asio::ip::tcp::socket socket, std::uint32_t max_frame);
+
+  // The next frame. Throws ProtocolError for an oversized or malformed frame, std::system_error
+  // for a closed or reset connection, TimeoutError when `limit` passes first. Safe to cancel:
+  // bytes already received stay buffered for the next call.
+  asio::awaitable<nlohmann::json> read(std::chrono::steady_clock::duration limit);
+  // By value: the frame is built before the first suspension. (GCC 12 mishandles some temporaries
+  // that live across a co_await, so callers pass named values, never braced temporaries.)
+  asio::awaitable<void> write(nlohmann::json message);
+
+  asio::ip::tcp::socket& socket() noexcept { return socket_; }
+  // "127.0.0.1:5201" or "[::1]:5201"; empty when the socket is closed.
+  std::string peer() const;
+
+ private:
+  asio::awaitable<nlohmann::json> read_unbounded();
+
+  asio::ip::tcp::socket socket_;
+  std::uint32_t max_frame_;
+  std::string received_;
+};
+
+std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint);
+
+}  // namespace testio::control

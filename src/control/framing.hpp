@@ -1,0 +1,27 @@
+// Control frames: a 4-byte big-endian length, then that many bytes of JSON. The length is checked
+// against a cap before anything is buffered, so a peer cannot make us allocate what it claims.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace testio::control {
+
+inline constexpr std::size_t kFrameHeaderBytes = 4;
+
+std::string encode_frame(const nlohmann::json& message);
+
+struct DecodedFrame {
+  enum class Status { need_more, ok, too_large, malformed } status = Status::need_more;
+  nlohmann::json message;      // set when ok: always a JSON object
+  std::size_t consumed = 0;    // bytes of `input` the frame used, when ok
+  std::string error;           // one sentence when too_large or malformed
+};
+
+// Looks for one whole frame at the start of `input`. Never throws.
+DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body) noexcept;
+
+}  // namespace testio::control

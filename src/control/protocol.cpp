@@ -1,0 +1,215 @@
+#include "control/protocol.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace testio::control {
+namespace {
+
+using nlohmann::json;
+
+void put_be(unsigned char* out, std::uint64_t value, int bytes) noexcept {
+  for (int i = bytes - 1; i >= 0; --i) {
+    out[i] = static_cast<unsigned char>(value & 0xff);
+    value >>= 8;
+  }
+}
+
+std::uint64_t get_be(const unsigned char* in, int bytes) noexcept {
+  std::uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = (value << 8) | in[i];
+  return value;
+}
+
+// Raises PeerError for an error frame, ProtocolError for any other unexpected type.
+void expect_type(const json& message, const char* type) {
+  auto it = message.find("type");
+  if (it == message.end() || !it->is_string())
+    throw ProtocolError("control message has no \"type\" string");
+  const std::string& actual = it->get_ref<const std::string&>();
+  if (actual == "error") {
+    auto text = message.find("message");
+    auto code = message.find("code");
+    throw PeerError(text != message.end() && text->is_string() ? text->get<std::string>()
+                                                                : "unspecified error",
+                    code != message.end() && code->is_string() ? code->get<std::string>() : "");
+  }
+  if (actual != type)
+    throw ProtocolError("expected a \"" + std::string(type) + "\" message, got \"" + actual + "\"");
+}
+
+const json& field(const json& message, const char* name) {
+  auto it = message.find(name);
+  if (it == message.end()) throw ProtocolError(std::string("field \"") + name + "\" is missing");
+  return *it;
+}
+
+std::uint64_t get_uint(const json& message, const char* name, std::uint64_t min, std::uint64_t max) {
+  const json& value = field(message, name);
+  if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
+    throw ProtocolError(std::string("field \"") + name + "\" must be a whole number >= 0");
+  auto number = value.get<std::uint64_t>();
+  if (number < min || number > max)
+    throw ProtocolError(std::string("field \"") + name + "\" = " + std::to_string(number) +
+                        " is outside " + std::to_string(min) + ".." + std::to_string(max));
+  return number;
+}
+
+double get_double(const json& message, const char* name, double min, double max) {
+  const json& value = field(message, name);
+  if (!value.is_number()) throw ProtocolError(std::string("field \"") + name + "\" must be a number");
+  auto number = value.get<double>();
+  if (!std::isfinite(number) || number < min || number > max)
+    throw ProtocolError(std::string("field \"") + name + "\" = " + value.dump() + " is outside " +
+                        std::to_string(min) + ".." + std::to_string(max));
+  return number;
+}
+
+std::string get_string(const json& message, const char* name, std::size_t max_length) {
+  const json& value = field(message, name);
+  if (!value.is_string()) throw ProtocolError(std::string("field \"") + name + "\" must be a string");
+  auto text = value.get<std::string>();
+  if (text.size() > max_length) throw ProtocolError(std::string("field \"") + name + "\" is too long");
+  return text;
+}
+
+}  // namespace
+
+PreambleBytes encode_preamble(const Preamble& preamble) noexcept {
+  PreambleBytes bytes{};
+  std::memcpy(bytes.data(), kMagic.data(), kMagic.size());
+  bytes[4] = static_cast<unsigned char>(preamble.kind);
+  bytes[5] = preamble.version;
+  put_be(&bytes[8], preamble.test_id, 8);
+  put_be(&bytes[16], preamble.stream, 4);
+  return bytes;
+}
+
+bool starts_with_magic(const unsigned char* bytes, std::size_t size) noexcept {
+  return size >= kMagic.size() && std::memcmp(bytes, kMagic.data(), kMagic.size()) == 0;
+}
+
+DecodedPreamble decode_preamble(const PreambleBytes& bytes) noexcept {
+  DecodedPreamble decoded;
+  if (!starts_with_magic(bytes.data(), bytes.size())) {
+    decoded.status = DecodedPreamble::Status::not_testio;
+    return decoded;
+  }
+  decoded.preamble.version = bytes[5];
+  if (bytes[5] != kProtocolVersion) {
+    decoded.status = DecodedPreamble::Status::bad_version;
+    return decoded;
+  }
+  if (bytes[4] != static_cast<unsigned char>(ConnectionKind::control) &&
+      bytes[4] != static_cast<unsigned char>(ConnectionKind::data)) {
+    decoded.status = DecodedPreamble::Status::bad_kind;
+    return decoded;
+  }
+  decoded.preamble.kind = static_cast<ConnectionKind>(bytes[4]);
+  decoded.preamble.test_id = get_be(&bytes[8], 8);
+  decoded.preamble.stream = static_cast<std::uint32_t>(get_be(&bytes[16], 4));
+  return decoded;
+}
+
+json to_json(const TestRequest& request) {
+  return {{"type", "test_request"},
+          {"connections", request.connections},
+          {"duration_s", request.duration_s},
+          {"total_bytes", request.total_bytes},
+          {"threads", request.threads},
+          {"client_threads", request.client_threads},
+          {"buffer", request.buffer},
+          {"window", request.window},
+          {"recv_mode", config::to_string(request.recv_mode)},
+          {"client_version", request.client_version}};
+}
+
+json to_json(const TestAccepted& accepted) {
+  return {{"type", "test_accepted"},
+          {"test_id", accepted.test_id},
+          {"server_threads", accepted.server_threads},
+          {"server_version", accepted.server_version}};
+}
+
+json to_json(const StreamsReport& report, const char* type) {
+  json streams = json::array();
+  for (const stats::StreamFigures& stream : report.streams)
+    streams.push_back({{"bytes", stream.bytes},
+                       {"calls", stream.calls},
+                       {"start_s", stream.start_s},
+                       {"end_s", stream.end_s},
+                       {"failed", stream.failed}});
+  return {{"type", type}, {"streams", std::move(streams)}};
+}
+
+json start_message() { return {{"type", "start"}}; }
+
+json error_message(const std::string& message, const std::string& code) {
+  return {{"type", "error"}, {"code", code}, {"message", message}};
+}
+
+TestRequest parse_test_request(const json& message, const config::Limits& limits) {
+  expect_type(message, "test_request");
+  TestRequest request;
+  request.connections =
+      static_cast<std::uint32_t>(get_uint(message, "connections", 1, limits.max_connections));
+  request.total_bytes = get_uint(message, "total_bytes", 0, UINT64_MAX);
+  request.duration_s = get_double(message, "duration_s", 0, limits.max_duration_s);
+  if (request.total_bytes == 0 && request.duration_s <= 0)
+    throw ProtocolError("a test needs duration_s > 0 or total_bytes > 0");
+  request.threads = static_cast<std::uint32_t>(get_uint(message, "threads", 0, limits.max_threads));
+  request.client_threads =
+      static_cast<std::uint32_t>(get_uint(message, "client_threads", 1, limits.max_threads));
+  request.buffer = get_uint(message, "buffer", 1, limits.max_buffer);
+  request.window = get_uint(message, "window", 0, limits.max_window);
+  std::string mode = get_string(message, "recv_mode", 32);
+  auto recv_mode = config::recv_mode_from_string(mode);
+  if (!recv_mode) throw ProtocolError("recv_mode \"" + mode + "\" is not supported");
+  request.recv_mode = *recv_mode;
+  request.client_version = get_string(message, "client_version", 64);
+  return request;
+}
+
+TestAccepted parse_test_accepted(const json& message, const config::Limits& limits) {
+  expect_type(message, "test_accepted");
+  TestAccepted accepted;
+  accepted.test_id = get_uint(message, "test_id", 1, UINT64_MAX);
+  accepted.server_threads =
+      static_cast<std::uint32_t>(get_uint(message, "server_threads", 1, limits.max_threads));
+  accepted.server_version = get_string(message, "server_version", 64);
+  return accepted;
+}
+
+StreamsReport parse_streams_report(const json& message, const char* type,
+                                   std::uint32_t expected_streams) {
+  expect_type(message, type);
+  const json& streams = field(message, "streams");
+  if (!streams.is_array() || streams.size() != expected_streams)
+    throw ProtocolError("\"streams\" must list " + std::to_string(expected_streams) + " streams");
+  StreamsReport report;
+  report.streams.reserve(expected_streams);
+  for (const json& stream : streams) {
+    if (!stream.is_object()) throw ProtocolError("each entry of \"streams\" must be an object");
+    stats::StreamFigures figures;
+    figures.bytes = get_uint(stream, "bytes", 0, UINT64_MAX);
+    figures.calls = get_uint(stream, "calls", 0, UINT64_MAX);
+    figures.start_s = get_double(stream, "start_s", 0, 1e7);
+    figures.end_s = get_double(stream, "end_s", 0, 1e7);
+    const json& failed = field(stream, "failed");
+    if (!failed.is_boolean()) throw ProtocolError("field \"failed\" must be true or false");
+    figures.failed = failed.get<bool>();
+    report.streams.push_back(figures);
+  }
+  return report;
+}
+
+void parse_start(const json& message) { expect_type(message, "start"); }
+
+void fail_unexpected(const json& message, const std::string& during) {
+  auto type = message.find("type");
+  if (type != message.end() && type->is_string() && *type == "error")
+    expect_type(message, "error");  // raises PeerError with the peer's sentence
+  throw ProtocolError("unexpected control message " + during);
+}
+
+}  // namespace testio::control

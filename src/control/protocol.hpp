@@ -1,0 +1,111 @@
+// The testio control protocol, version 1. Every connection to the server begins with a 24-byte
+// preamble; the kind byte says whether it is the control connection or a data connection.
+//
+//   client                                              server
+//     |--- control connect, preamble{kind 'C'} ------------>|  sniff: testio, version ok?
+//     |--- frame test_request{connections, time, ...} ---->|  check every field against caps
+//     |<-- frame test_accepted{test_id, threads} ----------|  (or frame error{busy|invalid})
+//     |=== N data connects, preamble{'D', test_id, i} ====>|  attach stream i of the test
+//     |<-- frame start ------------------------------------|  all N arrived, receivers reading
+//     |=== data for -t seconds or -n bytes ===============>|
+//     |=== shutdown(SHUT_WR) on every data connection ====>|  receivers read to EOF
+//     |--- frame sender_done{streams[]} ------------------>|
+//     |<-- frame results{streams[]} -----------------------|  after EOF on every stream
+//     |--- close ------------------------------------------>|  ready for the next test
+//
+// A frame is a 4-byte big-endian length and a JSON object (control/framing.hpp). Either side may
+// send error{message} instead of the expected frame and close; see docs/protocol.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "stats/summary.hpp"
+
+namespace testio::control {
+
+// First byte non-printable and non-ASCII: an iperf3 cookie and a plain-text client never start so.
+inline constexpr std::array<unsigned char, 4> kMagic = {0x9e, 't', 'i', 'o'};
+inline constexpr std::uint8_t kProtocolVersion = 1;
+inline constexpr std::size_t kPreambleBytes = 24;
+
+enum class ConnectionKind : std::uint8_t { control = 'C', data = 'D' };
+
+struct Preamble {
+  ConnectionKind kind = ConnectionKind::control;
+  std::uint8_t version = kProtocolVersion;
+  std::uint64_t test_id = 0;   // data connections: the id from test_accepted
+  std::uint32_t stream = 0;    // data connections: 0 .. connections-1
+};
+
+using PreambleBytes = std::array<unsigned char, kPreambleBytes>;
+PreambleBytes encode_preamble(const Preamble& preamble) noexcept;
+
+struct DecodedPreamble {
+  enum class Status { ok, not_testio, bad_kind, bad_version } status = Status::ok;
+  Preamble preamble;
+};
+DecodedPreamble decode_preamble(const PreambleBytes& bytes) noexcept;
+bool starts_with_magic(const unsigned char* bytes, std::size_t size) noexcept;
+
+// A message that breaks the protocol or a cap. The text is one sentence fit to show the user.
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// The peer sent error{message}; the text is the peer's sentence.
+class PeerError : public std::runtime_error {
+ public:
+  PeerError(std::string message, std::string code)
+      : std::runtime_error(std::move(message)), code_(std::move(code)) {}
+  const std::string& code() const noexcept { return code_; }
+
+ private:
+  std::string code_;
+};
+
+struct TestRequest {
+  std::uint32_t connections = 1;
+  double duration_s = 10;
+  std::uint64_t total_bytes = 0;
+  std::uint32_t threads = 0;   // 0: the server picks min(connections, its cores)
+  std::uint32_t client_threads = 1;  // what the client itself runs, for the server's report
+  std::uint64_t buffer = config::kDefaultBuffer;
+  std::uint64_t window = 0;
+  config::RecvMode recv_mode = config::RecvMode::recv_into;
+  std::string client_version;
+};
+
+struct TestAccepted {
+  std::uint64_t test_id = 0;
+  std::uint32_t server_threads = 1;
+  std::string server_version;
+};
+
+struct StreamsReport {   // sender_done (client) and results (server)
+  std::vector<stats::StreamFigures> streams;
+};
+
+nlohmann::json to_json(const TestRequest& request);
+nlohmann::json to_json(const TestAccepted& accepted);
+nlohmann::json to_json(const StreamsReport& report, const char* type);
+nlohmann::json start_message();
+nlohmann::json error_message(const std::string& message, const std::string& code);
+
+// Each parser checks the type field (turning an error frame into PeerError), the JSON types and
+// every number against `limits`; anything wrong is a ProtocolError naming the field.
+TestRequest parse_test_request(const nlohmann::json& message, const config::Limits& limits);
+TestAccepted parse_test_accepted(const nlohmann::json& message, const config::Limits& limits);
+StreamsReport parse_streams_report(const nlohmann::json& message, const char* type,
+                                   std::uint32_t expected_streams);
+void parse_start(const nlohmann::json& message);
+// For a frame that arrives where none was expected: PeerError for an error frame, else ProtocolError.
+[[noreturn]] void fail_unexpected(const nlohmann::json& message, const std::string& during);
+
+}  // namespace testio::control

@@ -1,0 +1,12 @@
+// The client's whole test, top to bottom.
+#pragma once
+
+#include "config/config.hpp"
+
+namespace testio::engine {
+
+// Runs one test against the server in `config` and prints the report. Returns the exit code:
+// 0 when every stream finished and both sides counted the same bytes, 1 otherwise.
+int run_client(const config::Config& config);
+
+}  // namespace testio::engine

@@ -1,0 +1,47 @@
+// The server's side of one test: the data connections it gathers and the lifecycle that runs it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include "config/config.hpp"
+#include "control/channel.hpp"
+#include "control/protocol.hpp"
+#include "engine/completion_latch.hpp"
+
+namespace testio::engine {
+
+// A test the server has accepted. Owner: the control thread (the acceptor attaches data
+// connections to it; the lifecycle below takes them over once all have arrived).
+class ServerTest {
+ public:
+  ServerTest(asio::any_io_executor executor, std::uint64_t id, const control::TestRequest& request);
+
+  std::uint64_t id() const noexcept { return id_; }
+  const control::TestRequest& request() const noexcept { return request_; }
+
+  // Gives stream `index` its socket. An empty string when taken; otherwise why it was refused.
+  std::string attach(std::uint32_t index, asio::ip::tcp::socket socket);
+
+ private:
+  friend asio::awaitable<bool> run_server_test(control::ControlChannel&, ServerTest&,
+                                               const config::Config&);
+  std::uint64_t id_;
+  control::TestRequest request_;
+  std::vector<std::optional<asio::ip::tcp::socket>> sockets_;
+  std::shared_ptr<CompletionLatch> all_arrived_;
+  bool gathering_ = true;
+};
+
+// Runs an accepted test to its end and prints the server's report. Returns true when every
+// stream ended cleanly; throws when the client breaks the protocol or goes away.
+asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTest& test,
+                                      const config::Config& config);
+
+}  // namespace testio::engine

@@ -1,0 +1,48 @@
+// One worker thread with its own io_context(1) and the streams it owns. Owner: streams are added
+// by the lifecycle before start(); from then on only the worker thread touches them, and other
+// threads reach the worker only through post().
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+
+#include "workloads/workload.hpp"
+
+namespace testio::engine {
+
+class Worker {
+ public:
+  explicit Worker(unsigned index);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  asio::io_context& context() noexcept { return context_; }
+  unsigned index() const noexcept { return index_; }
+
+  void add_stream(std::unique_ptr<workloads::StreamTask> stream);
+  void start();
+  // Calls begin() on every stream, on the worker thread.
+  void begin_streams(workloads::TestClock clock);
+  // Closes every stream (an abort), then stops the thread; afterwards nothing runs on it.
+  void stop() noexcept;
+
+  template <typename Function>
+  void post(Function&& function) {
+    asio::post(context_, std::forward<Function>(function));
+  }
+
+ private:
+  unsigned index_;
+  asio::io_context context_{1};  // one thread runs it: Asio may skip its internal locking
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
+  std::vector<std::unique_ptr<workloads::StreamTask>> streams_;  // destroyed before context_
+  std::thread thread_;
+};
+
+}  // namespace testio::engine

@@ -1,0 +1,26 @@
+#include "engine/worker_pool.hpp"
+
+namespace testio::engine {
+
+WorkerPool::WorkerPool(unsigned threads) {
+  workers_.reserve(threads);
+  for (unsigned i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(i));
+}
+
+Worker& WorkerPool::worker_for_stream(std::uint32_t stream) noexcept {
+  return *workers_[stream % workers_.size()];
+}
+
+void WorkerPool::start() {
+  for (auto& worker : workers_) worker->start();
+}
+
+void WorkerPool::begin(workloads::TestClock clock) {
+  for (auto& worker : workers_) worker->begin_streams(clock);
+}
+
+void WorkerPool::stop() noexcept {
+  for (auto& worker : workers_) worker->stop();
+}
+
+}  // namespace testio::engine

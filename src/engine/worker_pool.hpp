@@ -1,0 +1,28 @@
+// T workers; streams are dealt round-robin so each worker gets N/T of them. Owner: the lifecycle
+// function, on the control thread.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/worker.hpp"
+
+namespace testio::engine {
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(unsigned threads);
+  ~WorkerPool() { stop(); }
+
+  Worker& worker_for_stream(std::uint32_t stream) noexcept;
+  unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
+
+  void start();
+  void begin(workloads::TestClock clock);
+  void stop() noexcept;
+
+ private:
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace testio::engine

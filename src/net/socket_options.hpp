@@ -1,0 +1,25 @@
+// setsockopt wrappers that read back what the kernel granted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace testio::net {
+
+struct SocketBuffers {
+  std::uint64_t requested = 0;
+  std::uint64_t send_granted = 0;     // getsockopt(SO_SNDBUF) after the set
+  std::uint64_t receive_granted = 0;  // getsockopt(SO_RCVBUF) after the set
+  // Linux doubles the request for its bookkeeping overhead (socket(7)) and caps it at
+  // net.core.wmem_max / rmem_max; a grant below twice the request means the cap was hit.
+  bool send_clamped() const noexcept { return send_granted < 2 * requested; }
+  bool receive_clamped() const noexcept { return receive_granted < 2 * requested; }
+};
+
+// Sets SO_SNDBUF and SO_RCVBUF to `bytes` on `fd` and reads both back. Throws std::system_error.
+SocketBuffers set_socket_buffers(int fd, std::uint64_t bytes);
+
+// One sentence naming the sysctl to raise, or empty when nothing was clamped.
+std::string clamp_warning(const SocketBuffers& buffers);
+
+}  // namespace testio::net

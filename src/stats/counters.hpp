@@ -1,0 +1,32 @@
+// Per-stream cumulative counters. Owner: the worker thread that runs the stream writes them; any
+// other thread (the sampler, the lifecycle after join) only reads. Single writer, so a relaxed
+// load+store replaces a locked read-modify-write, and nothing ever resets them: readers subtract
+// their own previous snapshot (resetting from a reader loses the bytes counted between two steps).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace testio::stats {
+
+// Nanoseconds on steady_clock since the test's start; -1 means "not yet".
+using TestNanos = std::int64_t;
+
+struct alignas(64) StreamCounters {  // one cache line each: streams on different threads never share
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::uint64_t> calls{0};       // read or write system calls that moved data
+  std::atomic<TestNanos> first_byte_ns{-1};
+  std::atomic<TestNanos> last_byte_ns{-1};
+  std::atomic<bool> finished{false};         // EOF seen (receiver) or half-closed (sender)
+  std::atomic<bool> failed{false};           // ended by an error rather than cleanly
+
+  void record(std::uint64_t moved, TestNanos now) noexcept {
+    bytes.store(bytes.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
+    calls.store(calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (first_byte_ns.load(std::memory_order_relaxed) < 0)
+      first_byte_ns.store(now, std::memory_order_relaxed);
+    last_byte_ns.store(now, std::memory_order_relaxed);
+  }
+};
+
+}  // namespace testio::stats

@@ -1,0 +1,115 @@
+#include "util/units.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace testio::util {
+namespace {
+
+struct Suffix {
+  std::string_view text;
+  double multiplier;
+};
+
+// Longest suffixes first so "MiB" is not read as "M" followed by garbage.
+constexpr Suffix kSuffixes[] = {
+    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},           {"TB", 1e12},
+    {"K", 1024.0},   {"M", 1048576.0},   {"G", 1073741824.0},   {"T", 1099511627776.0},
+    {"k", 1024.0},   {"m", 1048576.0},   {"g", 1073741824.0},   {"t", 1099511627776.0},
+    {"B", 1.0},      {"", 1.0},
+};
+
+std::string quote(std::string_view text) {
+  // Built by append: GCC 12 raises a false -Wrestrict on "'" + std::string(...) at -O2.
+  std::string quoted(1, '\'');
+  quoted.append(text);
+  quoted.push_back('\'');
+  return quoted;
+}
+
+// std::from_chars for double is in libstdc++ 11+; it rejects leading '+' and whitespace, which suits us.
+bool parse_decimal(std::string_view text, double& out) {
+  if (text.empty()) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && std::isfinite(out);
+}
+
+}  // namespace
+
+std::uint64_t parse_size(std::string_view text, std::string_view what) {
+  for (const Suffix& suffix : kSuffixes) {
+    if (text.size() < suffix.text.size() || !text.ends_with(suffix.text)) continue;
+    std::string_view number = text.substr(0, text.size() - suffix.text.size());
+    double value = 0;
+    if (!parse_decimal(number, value)) continue;
+    if (value < 0) throw UsageError(std::string(what) + " must not be negative, got " + quote(text));
+    double bytes = std::round(value * suffix.multiplier);
+    if (bytes >= 18446744073709551615.0)
+      throw UsageError(std::string(what) + " is too large: " + quote(text));
+    return static_cast<std::uint64_t>(bytes);
+  }
+  throw UsageError(std::string(what) + " " + quote(text) +
+                   " is not a size (examples: 131072, 128K, 2M, 2MiB, 1GB)");
+}
+
+double parse_seconds(std::string_view text, std::string_view what) {
+  double value = 0;
+  if (!parse_decimal(text, value))
+    throw UsageError(std::string(what) + " " + quote(text) + " is not a number of seconds");
+  if (value < 0) throw UsageError(std::string(what) + " must not be negative, got " + quote(text));
+  return value;
+}
+
+std::uint64_t parse_count(std::string_view text, std::string_view what) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    if (text.starts_with('-'))
+      throw UsageError(std::string(what) + " must not be negative, got " + quote(text));
+    throw UsageError(std::string(what) + " " + quote(text) + " is not a whole number");
+  }
+  return value;
+}
+
+double bits_per_second(std::uint64_t bytes, double seconds) noexcept {
+  if (seconds <= 0) return 0;
+  return static_cast<double>(bytes) * 8.0 / seconds;
+}
+
+namespace {
+std::string scaled(double value, const char* const* units, int count, double step) {
+  int index = 0;
+  while (std::fabs(value) >= step && index + 1 < count) {
+    value /= step;
+    ++index;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, index == 0 ? "%.0f %s" : "%.2f %s", value, units[index]);
+  return text;
+}
+}  // namespace
+
+std::string format_rate(double bps) {
+  static const char* const units[] = {"bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
+  return scaled(bps, units, 5, 1000.0);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static const char* const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  return scaled(static_cast<double>(bytes), units, 6, 1000.0);
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int index = 0;
+  while (index < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++index;
+  }
+  return std::to_string(bytes) + " " + units[index];
+}
+
+}  // namespace testio::util

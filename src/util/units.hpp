@@ -1,0 +1,37 @@
+// Parsing of human sizes and durations, and formatting of rates and byte counts.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace testio::util {
+
+// Thrown for input a user typed that cannot be understood; main() turns it into exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "2097152", "512K", "2M", "2MiB", "1G", "1.5M", "2MB".
+// K/M/G/T alone and KiB/MiB/GiB/TiB are binary (the iperf convention for buffer sizes);
+// KB/MB/GB/TB are decimal. Throws UsageError naming `what` when the text does not parse.
+std::uint64_t parse_size(std::string_view text, std::string_view what);
+
+// Seconds as a decimal number ("10", "0.5"); must be finite and not negative.
+double parse_seconds(std::string_view text, std::string_view what);
+
+// Non-negative integer with no suffix.
+std::uint64_t parse_count(std::string_view text, std::string_view what);
+
+double bits_per_second(std::uint64_t bytes, double seconds) noexcept;
+
+// Decimal, auto-scaled: "18.70 Gbit/s", "950.12 Mbit/s".
+std::string format_rate(double bits_per_second);
+// Decimal, auto-scaled: "66.60 GB", "2.10 MB", "512 B".
+std::string format_bytes(std::uint64_t bytes);
+// Binary, for buffer sizes the user typed in binary units: "2 MiB", "128 KiB", "1000 B".
+std::string format_size(std::uint64_t bytes);
+
+}  // namespace testio::util

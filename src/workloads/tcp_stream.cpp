@@ -1,0 +1,145 @@
+#include "workloads/tcp_stream.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include <asio/error.hpp>
+
+namespace testio::workloads {
+
+TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
+                     const char* payload, std::size_t payload_size, std::uint64_t quota,
+                     StreamDone on_done)
+    : socket_(std::move(socket)),
+      deadline_timer_(socket_.get_executor()),
+      counters_(counters),
+      payload_(payload),
+      payload_size_(payload_size),
+      remaining_(quota),
+      limited_(quota > 0),
+      on_done_(std::move(on_done)) {}
+
+void TcpSender::begin(const TestClock& clock) {
+  clock_ = clock;
+  if (clock.deadline != Clock::time_point::max()) {
+    deadline_timer_.expires_at(clock.deadline);
+    // A write waiting for send-buffer space would otherwise overrun the window by as long as the
+    // peer takes to drain it (seconds on a slow link). Cancelling a pending async_write_some is
+    // exact: the data of a cancelled operation was never handed to the kernel.
+    deadline_timer_.async_wait([this](const asio::error_code& error) {
+      if (error || finished_) return;
+      window_closed_ = true;
+      asio::error_code ignored;
+      socket_.cancel(ignored);
+    });
+  }
+  write_next();
+}
+
+void TcpSender::write_next() {
+  std::size_t size = limited_ ? static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, payload_size_))
+                              : payload_size_;
+  socket_.async_write_some(asio::buffer(payload_, size),
+                           [this](const asio::error_code& error, std::size_t written) {
+                             on_written(error, written);
+                           });
+}
+
+void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
+  if (finished_) return;
+  if (error) {
+    finish(!(error == asio::error::operation_aborted && window_closed_));
+    return;
+  }
+  Clock::time_point now = Clock::now();
+  counters_.record(written, clock_.since_start(now));
+  if (limited_) remaining_ -= written;
+  if ((limited_ && remaining_ == 0) || now >= clock_.deadline || window_closed_) {
+    finish(false);
+    return;
+  }
+  write_next();
+}
+
+void TcpSender::finish(bool failed) {
+  finished_ = true;
+  asio::error_code ignored;
+  deadline_timer_.cancel();
+  // Half-close: the receiver reads to EOF, so both ends count exactly the same bytes.
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  counters_.failed.store(failed, std::memory_order_relaxed);
+  counters_.finished.store(true, std::memory_order_release);
+  if (on_done_) on_done_();
+}
+
+void TcpSender::close() noexcept {
+  finished_ = true;
+  deadline_timer_.cancel();
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+TcpReceiver::TcpReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
+                         config::RecvMode mode, std::size_t buffer_size, StreamDone on_done)
+    : socket_(std::move(socket)),
+      counters_(counters),
+      mode_(mode),
+      buffer_size_(buffer_size),
+      on_done_(std::move(on_done)) {
+  // for_overwrite: no zero-fill, so pages are only touched by the kernel's copy (and never by
+  // trunc, which copies nothing).
+  if (mode_ != config::RecvMode::recv) buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+}
+
+void TcpReceiver::begin(const TestClock& clock) {
+  clock_ = clock;
+  read_next();
+}
+
+void TcpReceiver::read_next() {
+  auto handler = [this](const asio::error_code& error, std::size_t received) {
+    on_read(error, received);
+  };
+  switch (mode_) {
+    case config::RecvMode::recv:
+      buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+      socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
+      break;
+    case config::RecvMode::recv_into:
+      socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
+      break;
+    case config::RecvMode::trunc:
+      // MSG_TRUNC on a TCP socket makes tcp_recvmsg() drop the bytes without copying them out.
+      socket_.async_receive(asio::buffer(buffer_.get(), buffer_size_), MSG_TRUNC, handler);
+      break;
+  }
+}
+
+void TcpReceiver::on_read(const asio::error_code& error, std::size_t received) {
+  if (mode_ == config::RecvMode::recv) buffer_.reset();
+  if (finished_) return;
+  if (error) {
+    finish(error != asio::error::eof);
+    return;
+  }
+  counters_.record(received, clock_.since_start(Clock::now()));
+  read_next();
+}
+
+void TcpReceiver::finish(bool failed) {
+  finished_ = true;
+  asio::error_code ignored;
+  socket_.close(ignored);
+  counters_.failed.store(failed, std::memory_order_relaxed);
+  counters_.finished.store(true, std::memory_order_release);
+  if (on_done_) on_done_();
+}
+
+void TcpReceiver::close() noexcept {
+  finished_ = true;
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+}  // namespace testio::workloads

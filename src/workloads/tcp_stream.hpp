@@ -1,0 +1,67 @@
+// Bulk TCP throughput: a sender that writes for the window (or its share of -n bytes) and then
+// half-closes, and a receiver that reads to EOF. Owner: the worker thread the stream is added to.
+#pragma once
+
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <memory>
+
+#include "config/config.hpp"
+#include "stats/counters.hpp"
+#include "workloads/workload.hpp"
+
+namespace testio::workloads {
+
+class TcpSender final : public StreamTask {
+ public:
+  // `payload` is shared read-only by the worker's senders and outlives them; quota 0 = no limit.
+  TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
+            std::size_t payload_size, std::uint64_t quota, StreamDone on_done);
+
+  void begin(const TestClock& clock) override;
+  void close() noexcept override;
+
+ private:
+  void write_next();
+  void on_written(const asio::error_code& error, std::size_t written);
+  void finish(bool failed);
+
+  asio::ip::tcp::socket socket_;
+  asio::steady_timer deadline_timer_;
+  stats::StreamCounters& counters_;
+  const char* payload_;
+  std::size_t payload_size_;
+  std::uint64_t remaining_;   // only meaningful when limited_
+  bool limited_;
+  bool window_closed_ = false;
+  bool finished_ = false;
+  TestClock clock_;
+  StreamDone on_done_;
+};
+
+class TcpReceiver final : public StreamTask {
+ public:
+  TcpReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
+              config::RecvMode mode, std::size_t buffer_size, StreamDone on_done);
+
+  void begin(const TestClock& clock) override;
+  void close() noexcept override;
+
+ private:
+  void read_next();
+  void on_read(const asio::error_code& error, std::size_t received);
+  void finish(bool failed);
+
+  asio::ip::tcp::socket socket_;
+  stats::StreamCounters& counters_;
+  config::RecvMode mode_;
+  std::size_t buffer_size_;
+  // recv_into and trunc: one buffer for the connection's life. recv: a fresh one per call, freed
+  // when the call completes, which is the point of that mode.
+  std::unique_ptr<char[]> buffer_;
+  bool finished_ = false;
+  TestClock clock_;
+  StreamDone on_done_;
+};
+
+}  // namespace testio::workloads

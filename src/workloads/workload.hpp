@@ -1,0 +1,35 @@
+// What a workload provides to the engine: one StreamTask per connection, run on a worker thread.
+// The engine owns threads, start and stop; a workload only moves bytes and counts them.
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "stats/counters.hpp"
+
+namespace testio::workloads {
+
+using Clock = std::chrono::steady_clock;
+
+struct TestClock {
+  Clock::time_point start;
+  Clock::time_point deadline = Clock::time_point::max();  // max: a byte-count test, no deadline
+
+  stats::TestNanos since_start(Clock::time_point now) const noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
+  }
+};
+
+// Called once, on the worker thread, when a stream has finished for good (cleanly or not).
+using StreamDone = std::function<void()>;
+
+class StreamTask {
+ public:
+  virtual ~StreamTask() = default;
+  // Starts moving data; called on the owning worker thread.
+  virtual void begin(const TestClock& clock) = 0;
+  // Aborts: closes the socket so pending operations end; called on the owning worker thread.
+  virtual void close() noexcept = 0;
+};
+
+}  // namespace testio::workloads
