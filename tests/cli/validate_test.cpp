@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "util/units.hpp"
+
+namespace testio::cli {
+namespace {
+
+ParsedCommandLine parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "testio");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string usage_error(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const util::UsageError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Options, ClientDefaults) {
+  config::Config config = parse({"-c", "host"}).config;
+  EXPECT_EQ(config.role, config::Role::client);
+  EXPECT_EQ(config.host, "host");
+  EXPECT_EQ(config.connections, 1u);
+  EXPECT_EQ(config.duration_s, 10.0);
+  EXPECT_EQ(config.buffer, 2u << 20);
+  EXPECT_EQ(config.port, 5201);
+  EXPECT_EQ(config.recv_mode, config::RecvMode::recv_into);
+}
+
+TEST(Options, PositionalAndParallelConnectionCounts) {
+  EXPECT_EQ(parse({"-c", "host", "32"}).config.connections, 32u);
+  EXPECT_EQ(parse({"-c", "host", "-P", "8"}).config.connections, 8u);
+  EXPECT_EQ(parse({"-c", "host", "8", "-P", "8"}).config.connections, 8u);
+  EXPECT_NE(usage_error({"-c", "host", "8", "-P", "4"}), "");
+}
+
+TEST(Options, SizesTimesAndModes) {
+  config::Config config =
+      parse({"-c", "h", "-l", "512K", "-w", "4M", "-t", "2.5", "-T", "3", "--recv-mode", "trunc"}).config;
+  EXPECT_EQ(config.buffer, 512u * 1024);
+  EXPECT_EQ(config.window, 4u << 20);
+  EXPECT_EQ(config.duration_s, 2.5);
+  EXPECT_EQ(config.threads, 3u);
+  EXPECT_EQ(config.recv_mode, config::RecvMode::trunc);
+  EXPECT_EQ(parse({"-c", "h", "-n", "1G"}).config.total_bytes, 1ull << 30);
+}
+
+TEST(Options, ServerOptions) {
+  config::Config config = parse({"-s", "-p", "6000", "-1", "-B", "::1"}).config;
+  EXPECT_EQ(config.role, config::Role::server);
+  EXPECT_EQ(config.port, 6000);
+  EXPECT_TRUE(config.one_off);
+  EXPECT_EQ(config.bind_address, "::1");
+}
+
+TEST(Options, HelpAndVersion) {
+  ParsedCommandLine help = parse({"--help"});
+  EXPECT_EQ(help.action, ParsedCommandLine::Action::help);
+  for (const char* option : {"--recv-mode", "--buffer", "--window", "--one-off", "--threads"})
+    EXPECT_NE(help.help_text.find(option), std::string::npos) << option;
+  EXPECT_EQ(parse({"--version"}).action, ParsedCommandLine::Action::version);
+}
+
+// Each bad input gets a sentence naming what is wrong.
+TEST(Validate, RejectsBadInputWithOneSentence) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {{}, "-s"},
+      {{"-s", "-c", "h"}, "exclude"},
+      {{"-c", "h", "0"}, "at least 1"},
+      {{"-c", "h", "100000"}, "cap"},
+      {{"-c", "h", "-l", "2X"}, "not a size"},
+      {{"-c", "h", "-l", "0"}, "at least 1 byte"},
+      {{"-c", "h", "-l", "1G"}, "cap"},
+      {{"-c", "h", "-t", "-1"}, "negative"},
+      {{"-c", "h", "-t", "0"}, "more than 0"},
+      {{"-c", "h", "-t", "1e9"}, "cap"},
+      {{"-c", "h", "-n", "0"}, "more than 0"},
+      {{"-c", "h", "-n", "1M", "-t", "3"}, "exclude"},
+      {{"-c", "h", "-T", "0"}, "at least 1"},
+      {{"-c", "h", "--recv-mode", "mmap"}, "recv_into"},
+      {{"-c", "h", "-4", "-6"}, "exclude"},
+      {{"-c", "h", "-p", "70000"}, "65535"},
+      {{"-c", "h", "-1"}, "server option"},
+      {{"-s", "-t", "5"}, "client option"},
+      {{"-s", "4"}, "client option"},
+      {{"--bogus"}, "bogus"},
+      {{"-c", "h", "1", "2"}, "unexpected"},
+  };
+  for (const Case& c : cases) {
+    std::string message = usage_error(c.args);
+    std::string joined;
+    for (const auto& arg : c.args) joined += arg + " ";
+    EXPECT_NE(message.find(c.mentions), std::string::npos)
+        << "args: " << joined << "\nmessage: " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace testio::cli

@@ -1,0 +1,69 @@
+#include "util/units.hpp"
+
+#include <gtest/gtest.h>
+
+namespace testio::util {
+namespace {
+
+TEST(ParseSize, AcceptsPlainBinaryAndDecimalForms) {
+  EXPECT_EQ(parse_size("2097152", "-l"), 2097152u);
+  EXPECT_EQ(parse_size("512K", "-l"), 512u * 1024);
+  EXPECT_EQ(parse_size("2M", "-l"), 2u << 20);
+  EXPECT_EQ(parse_size("2MiB", "-l"), 2u << 20);
+  EXPECT_EQ(parse_size("2m", "-l"), 2u << 20);
+  EXPECT_EQ(parse_size("1G", "-n"), 1ull << 30);
+  EXPECT_EQ(parse_size("2MB", "-l"), 2000000u);
+  EXPECT_EQ(parse_size("1.5K", "-l"), 1536u);
+  EXPECT_EQ(parse_size("100B", "-l"), 100u);
+  EXPECT_EQ(parse_size("0", "-w"), 0u);
+}
+
+TEST(ParseSize, RejectsGarbageWithTheOptionName) {
+  for (const char* bad : {"", "M", "2X", "two", "2 M", "2MiBs", "1e400", "--1"}) {
+    try {
+      parse_size(bad, "-l");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find("-l"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(ParseSize, RejectsNegativeAndHuge) {
+  EXPECT_THROW(parse_size("-2M", "-l"), UsageError);
+  EXPECT_THROW(parse_size("20000000T", "-l"), UsageError);
+}
+
+TEST(ParseSeconds, AcceptsDecimalsRejectsNegative) {
+  EXPECT_DOUBLE_EQ(parse_seconds("10", "-t"), 10.0);
+  EXPECT_DOUBLE_EQ(parse_seconds("0.5", "-t"), 0.5);
+  EXPECT_THROW(parse_seconds("-1", "-t"), UsageError);
+  EXPECT_THROW(parse_seconds("ten", "-t"), UsageError);
+  EXPECT_THROW(parse_seconds("inf", "-t"), UsageError);
+  EXPECT_THROW(parse_seconds("nan", "-t"), UsageError);
+}
+
+TEST(ParseCount, WholeNumbersOnly) {
+  EXPECT_EQ(parse_count("32", "N"), 32u);
+  EXPECT_THROW(parse_count("-1", "N"), UsageError);
+  EXPECT_THROW(parse_count("3.5", "N"), UsageError);
+  EXPECT_THROW(parse_count("99999999999999999999999", "N"), UsageError);
+}
+
+TEST(RateMath, BitsPerSecondIsDecimalAndSafeAtZero) {
+  EXPECT_DOUBLE_EQ(bits_per_second(1'250'000'000, 1.0), 10e9);
+  EXPECT_DOUBLE_EQ(bits_per_second(66'601'000'000, 30.05), 66'601'000'000 * 8.0 / 30.05);
+  EXPECT_EQ(bits_per_second(100, 0.0), 0.0);
+}
+
+TEST(Format, ScalesRatesBytesAndSizes) {
+  EXPECT_EQ(format_rate(17.31e9), "17.31 Gbit/s");
+  EXPECT_EQ(format_rate(950.5e6), "950.50 Mbit/s");
+  EXPECT_EQ(format_rate(12), "12 bit/s");
+  EXPECT_EQ(format_bytes(66'601'000'000), "66.60 GB");
+  EXPECT_EQ(format_size(2u << 20), "2 MiB");
+  EXPECT_EQ(format_size(1000), "1000 B");
+}
+
+}  // namespace
+}  // namespace testio::util

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, whichever of testio's build, test and benchmark packages are missing.
+# Debian 12 package names; run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  g++ meson ninja-build pkg-config          # toolchain
+  libasio-dev libspdlog-dev libcxxopts-dev   # libraries (Asio is header-only, found by header)
+  nlohmann-json3-dev libgtest-dev
+  python3                                    # meson, and the test summary
+  iperf3 iperf                               # side-by-side benchmarks
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+export DEBIAN_FRONTEND=noninteractive   # iperf3 asks whether to start a daemon: it must not
+echo "installing: ${missing[*]}" >&2
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
