@@ -1,7 +1,10 @@
 // testio: parse, validate, dispatch. No logic of its own.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <fstream>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -9,6 +12,7 @@
 #include "cli/options.hpp"
 #include "engine/run_client.hpp"
 #include "engine/server.hpp"
+#include "report/reporter.hpp"
 #include "util/logging.hpp"
 #include "util/units.hpp"
 
@@ -37,14 +41,35 @@ int main(int argc, char** argv) {
 
   const testio::config::Config& config = parsed.config;
   const bool server = config.role == testio::config::Role::server;
-  // The server's status lines (listening, each test) are its main output on stderr.
-  testio::util::setup_logging(server ? std::max(1, config.verbosity) : config.verbosity);
+  // The report goes to stdout, or with the diagnostics to --logfile.
+  std::ofstream logfile;
+  if (!config.logfile.empty()) {
+    logfile.open(config.logfile, std::ios::app);
+    if (!logfile) {
+      std::fprintf(stderr, "testio: cannot open log file %s: %s\n", config.logfile.c_str(), std::strerror(errno));
+      return kExitRuntime;
+    }
+  }
+  std::ostream& out = config.logfile.empty() ? std::cout : logfile;
+  try {
+    // The server's status lines (listening, each test) are its main output on stderr.
+    testio::util::setup_logging(server ? std::max(1, config.verbosity) : config.verbosity, config.logfile);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "testio: %s\n", error.what());
+    return kExitRuntime;
+  }
+  testio::report::ReporterOptions options;
+  options.per_stream_lines = config.verbosity > 0 || config.connections <= 4;
+  options.unit = config.unit;
+  std::unique_ptr<testio::report::Reporter> reporter = testio::report::make_reporter(config.output, out, options);
+
   // A peer that vanishes must surface as EPIPE on the write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    return server ? testio::engine::run_server(config) : testio::engine::run_client(config);
+    return server ? testio::engine::run_server(config, *reporter) : testio::engine::run_client(config, *reporter);
   } catch (const std::exception& error) {
     spdlog::error("{}", error.what());
+    reporter->error(error.what());
     return kExitRuntime;
   }
 }

@@ -7,7 +7,7 @@ packages=(
   g++ meson ninja-build pkg-config          # toolchain
   libasio-dev libspdlog-dev libcxxopts-dev   # libraries (Asio is header-only, found by header)
   nlohmann-json3-dev libgtest-dev
-  python3                                    # meson, and the test summary
+  python3 python3-jsonschema jq              # meson, test summary, JSON output tests
   iperf3 iperf                               # side-by-side benchmarks
 )
 

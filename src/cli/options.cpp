@@ -1,8 +1,10 @@
 #include "cli/options.hpp"
 
 #include <cxxopts.hpp>
+#include <set>
 #include <vector>
 
+#include "cli/profile.hpp"
 #include "cli/validate.hpp"
 #include "util/units.hpp"
 
@@ -21,12 +23,20 @@ cxxopts::Options make_options() {
   options.add_options("General")
     ("h,help", "Print this help and exit")
     ("version", "Print the version and exit")
-    ("v,verbose", "More detail: per-connection lines and progress on stderr")
+    ("v,verbose", "More detail: per-connection lines, and progress on stderr")
     ("debug", "Debug diagnostics on stderr")
     ("p,port", "Port for control and data connections", cxxopts::value<std::string>()->default_value("5201"))
     ("B,bind", "Server: listen address. Client: source address", cxxopts::value<std::string>())
     ("4,ipv4", "Use IPv4 only")
-    ("6,ipv6", "Use IPv6 only");
+    ("6,ipv6", "Use IPv6 only")
+    ("J,json", "Report as one JSON document shaped like iperf3's -J")
+    ("json-stream", "Report as JSON lines, one per event (start, interval, end, error), as they happen")
+    ("f,format", "Rate unit: k, m, g (Kbit/s, Mbit/s, Gbit/s) or K, M, G (KByte/s ...); default automatic",
+       cxxopts::value<std::string>(), "UNIT")
+    ("logfile", "Write the report and diagnostics to FILE (appended) instead of stdout/stderr",
+       cxxopts::value<std::string>(), "FILE")
+    ("config", "Read options from a JSON profile (keys are long option names); the command line overrides it",
+       cxxopts::value<std::string>(), "FILE");
   options.add_options("Server")
     ("s,server", "Run as a server: serve tests, one at a time, until killed")
     ("1,one-off", "Server: exit after one test");
@@ -36,6 +46,10 @@ cxxopts::Options make_options() {
     ("t,time", "Seconds to send for", cxxopts::value<std::string>()->default_value("10"), "SECONDS")
     ("n,bytes", "Send this many bytes in total, split over the connections, instead of a time",
        cxxopts::value<std::string>(), "BYTES")
+    ("i,interval", "Seconds between interval reports; 0 for none", cxxopts::value<std::string>()->default_value("1"),
+       "SECONDS")
+    ("O,omit", "Seconds of warm-up to send first and leave out of the summary (shown, marked omitted)",
+       cxxopts::value<std::string>()->default_value("0"), "SECONDS")
     ("T,threads", "Worker threads on each side (default: min(N, cores))", cxxopts::value<std::string>(), "THREADS")
     ("l,buffer", "Bytes per read/write call, e.g. 128K, 2M, 2MiB", cxxopts::value<std::string>()->default_value("2M"), "SIZE")
     ("w,window", "Socket buffer size (SO_SNDBUF/SO_RCVBUF) on both sides (default: kernel autotuning)",
@@ -49,6 +63,25 @@ cxxopts::Options make_options() {
   // clang-format on
   options.parse_positional({"connections"});
   return options;
+}
+
+// Long option names a profile may set: everything but the ones that only make sense typed.
+bool profile_may_set(const std::string& key) {
+  static const std::set<std::string> keys = {
+      "verbose", "debug", "port", "bind", "ipv4", "ipv6", "json", "json-stream", "format", "logfile",
+      "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
+      "buffer", "window", "recv-mode"};
+  return keys.count(key) > 0;
+}
+
+cxxopts::ParseResult parse_tokens(cxxopts::Options& options, const std::vector<std::string>& tokens) {
+  std::vector<const char*> argv;
+  for (const std::string& token : tokens) argv.push_back(token.c_str());
+  try {
+    return options.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const cxxopts::exceptions::exception& error) {
+    throw UsageError(std::string(error.what()) + " (see testio --help)");
+  }
 }
 
 std::uint32_t parse_u32(const std::string& text, const char* what) {
@@ -67,7 +100,7 @@ void fill_connections(const cxxopts::ParseResult& args, config::Config& config,
     positional = parse_u32(values[0], "the connection count");
   }
   std::optional<std::uint32_t> parallel;
-  if (args.count("parallel")) parallel = parse_u32(args["parallel"].as<std::string>(), "-P");
+  if (args.count("parallel")) parallel = parse_u32(args["parallel"].as<std::string>(), "-P/--parallel");
   if (positional && parallel && *positional != *parallel)
     throw UsageError("the connection count is given twice (" + std::to_string(*positional) +
                      " and -P " + std::to_string(*parallel) + "); give one");
@@ -77,16 +110,71 @@ void fill_connections(const cxxopts::ParseResult& args, config::Config& config,
   }
 }
 
+void fill_output(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  given.json = args.count("json") > 0;
+  given.json_stream = args.count("json-stream") > 0;
+  config.output = given.json_stream ? config::OutputFormat::json_stream
+                  : given.json      ? config::OutputFormat::json
+                                    : config::OutputFormat::text;
+  if (args.count("format")) {
+    std::string unit = args["format"].as<std::string>();
+    if (unit.size() != 1 || !util::is_rate_unit(unit[0]))
+      throw UsageError("-f/--format '" + unit + "' is not one of k, m, g, K, M, G");
+    config.unit = unit[0];
+  }
+  if (args.count("logfile")) config.logfile = args["logfile"].as<std::string>();
+}
+
+void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  fill_connections(args, config, given);
+  given.time = args["time"].count() > 0;
+  config.duration_s = util::parse_seconds(args["time"].as<std::string>(), "-t/--time");
+  if (args.count("bytes")) {
+    given.bytes = true;
+    config.total_bytes = util::parse_size(args["bytes"].as<std::string>(), "-n/--bytes");
+  }
+  given.interval = args["interval"].count() > 0;
+  config.interval_s = util::parse_seconds(args["interval"].as<std::string>(), "-i/--interval");
+  given.omit = args["omit"].count() > 0;
+  config.omit_s = util::parse_seconds(args["omit"].as<std::string>(), "-O/--omit");
+  if (args.count("threads")) {
+    given.threads = true;
+    config.threads = parse_u32(args["threads"].as<std::string>(), "-T/--threads");
+  }
+  given.buffer = args["buffer"].count() > 0;
+  config.buffer = util::parse_size(args["buffer"].as<std::string>(), "-l/--buffer");
+  if (args.count("window")) {
+    given.window = true;
+    config.window = util::parse_size(args["window"].as<std::string>(), "-w/--window");
+  }
+  given.recv_mode = args["recv-mode"].count() > 0;
+  std::string mode = args["recv-mode"].as<std::string>();
+  auto recv_mode = config::recv_mode_from_string(mode);
+  if (!recv_mode)
+    throw UsageError("--recv-mode '" + mode + "' is not one of recv, recv_into, trunc");
+  config.recv_mode = *recv_mode;
+}
+
 }  // namespace
 
 ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   ParsedCommandLine parsed;
   cxxopts::Options options = make_options();
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& error) {
-    throw UsageError(std::string(error.what()) + " (see testio --help)");
+  std::vector<std::string> tokens(argv, argv + argc);
+  cxxopts::ParseResult args = parse_tokens(options, tokens);
+  if (args.count("config")) {
+    // The profile's entries go first and are dropped where the command line set the same thing.
+    std::vector<std::string> from_profile = profile_tokens(
+        args["config"].as<std::string>(), profile_may_set, [&](const std::string& key) {
+          // Options that exclude each other count as set when the command line set the other one.
+          return args.count(key) > 0 || (key == "parallel" && args.count("connections") > 0) ||
+                 (key == "time" && args.count("bytes") > 0) || (key == "bytes" && args.count("time") > 0) ||
+                 (key == "json" && args.count("json-stream") > 0) ||
+                 (key == "json-stream" && args.count("json") > 0) ||
+                 (key == "server" && args.count("client") > 0) || (key == "client" && args.count("server") > 0);
+        });
+    tokens.insert(tokens.begin() + 1, from_profile.begin(), from_profile.end());
+    args = parse_tokens(options, tokens);
   }
   if (args.count("help")) {
     parsed.action = ParsedCommandLine::Action::help;
@@ -116,30 +204,8 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
                   : given.ipv6 ? config::AddressFamily::v6
                                : config::AddressFamily::any;
   config.one_off = given.one_off = args.count("one-off") > 0;
-
-  fill_connections(args, config, given);
-  given.time = args["time"].count() > 0;
-  config.duration_s = util::parse_seconds(args["time"].as<std::string>(), "-t");
-  if (args.count("bytes")) {
-    given.bytes = true;
-    config.total_bytes = util::parse_size(args["bytes"].as<std::string>(), "-n");
-  }
-  if (args.count("threads")) {
-    given.threads = true;
-    config.threads = parse_u32(args["threads"].as<std::string>(), "-T");
-  }
-  given.buffer = args["buffer"].count() > 0;
-  config.buffer = util::parse_size(args["buffer"].as<std::string>(), "-l");
-  if (args.count("window")) {
-    given.window = true;
-    config.window = util::parse_size(args["window"].as<std::string>(), "-w");
-  }
-  given.recv_mode = args["recv-mode"].count() > 0;
-  std::string mode = args["recv-mode"].as<std::string>();
-  auto recv_mode = config::recv_mode_from_string(mode);
-  if (!recv_mode)
-    throw UsageError("--recv-mode '" + mode + "' is not one of recv, recv_into, trunc");
-  config.recv_mode = *recv_mode;
+  fill_output(args, config, given);
+  fill_test(args, config, given);
 
   validate(config, given);
   return parsed;

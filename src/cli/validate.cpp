@@ -22,7 +22,8 @@ void check_role_specific(const config::Config& config, const GivenOptions& given
     for (Named option : {Named{given.connections, "a connection count"}, Named{given.time, "-t"},
                          Named{given.bytes, "-n"}, Named{given.threads, "-T"},
                          Named{given.buffer, "-l"}, Named{given.window, "-w"},
-                         Named{given.recv_mode, "--recv-mode"}})
+                         Named{given.recv_mode, "--recv-mode"}, Named{given.interval, "-i"},
+                         Named{given.omit, "-O"}})
       if (option.given)
         throw UsageError(std::string(option.name) +
                          " is a client option: the client tells the server what to run");
@@ -57,6 +58,15 @@ void check_duration(const config::Config& config, const GivenOptions& given) {
   if (given.bytes && config.total_bytes == 0) throw UsageError("-n must be more than 0 bytes");
 }
 
+void check_reporting(const config::Config& config, const GivenOptions& given) {
+  if (given.json && given.json_stream) throw UsageError("--json and --json-stream exclude each other");
+  if (config.interval_s > 0 && config.interval_s < config.limits.min_interval_s)
+    throw UsageError("-i must be 0 or at least " + std::to_string(config.limits.min_interval_s).substr(0, 3) +
+                     " seconds");
+  if (config.interval_s > config.limits.max_duration_s) throw UsageError("-i is above the cap of a day");
+  if (config.omit_s > config.limits.max_duration_s) throw UsageError("-O is above the cap of a day");
+}
+
 void check_threads(const config::Config& config, const GivenOptions& given) {
   if (given.threads && config.threads == 0) throw UsageError("-T must be at least 1");
   if (config.threads > config.limits.max_threads)
@@ -83,6 +93,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_family(given);
   check_connections(config);
   check_duration(config, given);
+  check_reporting(config, given);
   check_threads(config, given);
   check_sizes(config);
 }

@@ -10,6 +10,7 @@ struct GivenOptions {
   bool server = false, client = false, one_off = false, ipv4 = false, ipv6 = false;
   bool connections = false, time = false, bytes = false, threads = false;
   bool buffer = false, window = false, recv_mode = false;
+  bool interval = false, omit = false, json = false, json_stream = false;
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

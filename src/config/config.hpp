@@ -10,6 +10,8 @@ namespace testio::config {
 
 enum class Role { server, client };
 enum class AddressFamily { any, v4, v6 };
+// text: the human table; json: one iperf3-shaped document; json_stream: one JSON line per event.
+enum class OutputFormat { text, json, json_stream };
 
 // How the receiver reads. recv allocates a fresh buffer per call (the cost Python's recv pays),
 // recv_into reuses one buffer per connection, trunc discards in the kernel with MSG_TRUNC.
@@ -27,6 +29,8 @@ struct Limits {
   double max_duration_s = 86400.0;             // one day
   std::uint32_t max_frame = 64 * 1024;         // control frame body
   std::uint32_t max_threads = 256;
+  double min_interval_s = 0.1;                 // finer sampling would cost more than it shows
+  std::uint32_t max_result_frame = 64u << 20;  // results carry every interval: the client allows more
 };
 
 inline constexpr std::uint16_t kDefaultPort = 5201;
@@ -47,7 +51,12 @@ struct Config {
   std::uint64_t buffer = kDefaultBuffer;
   std::uint64_t window = 0;         // 0 = kernel default (autotuning stays on)
   RecvMode recv_mode = RecvMode::recv_into;
+  double interval_s = 1.0;          // 0 = no interval reports
+  double omit_s = 0;                // warm-up left out of the summary (sent on top of -t)
 
+  OutputFormat output = OutputFormat::text;
+  char unit = 'a';                  // -f: a(uto), k/m/g bits, K/M/G bytes
+  std::string logfile;              // --logfile: report and diagnostics go there instead
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;
 };

@@ -121,6 +121,8 @@ json to_json(const TestRequest& request) {
           {"buffer", request.buffer},
           {"window", request.window},
           {"recv_mode", config::to_string(request.recv_mode)},
+          {"interval_s", request.interval_s},
+          {"omit_s", request.omit_s},
           {"client_version", request.client_version}};
 }
 
@@ -131,15 +133,32 @@ json to_json(const TestAccepted& accepted) {
           {"server_version", accepted.server_version}};
 }
 
-json to_json(const StreamsReport& report, const char* type) {
+json to_json(const SideResults& results, const char* type) {
   json streams = json::array();
-  for (const stats::StreamFigures& stream : report.streams)
+  for (const stats::StreamFigures& stream : results.streams)
     streams.push_back({{"bytes", stream.bytes},
                        {"calls", stream.calls},
                        {"start_s", stream.start_s},
                        {"end_s", stream.end_s},
                        {"failed", stream.failed}});
-  return {{"type", type}, {"streams", std::move(streams)}};
+  json intervals = json::array();
+  for (const stats::IntervalRecord& record : results.intervals) {
+    // Per stream a compact array; see kIntervalFields for the order.
+    json samples = json::array();
+    for (const stats::StreamSample& sample : record.streams)
+      samples.push_back({sample.bytes, sample.calls, sample.tcp.valid ? 1 : 0, sample.tcp.rtt_us,
+                         sample.tcp.rttvar_us, sample.tcp.snd_cwnd_bytes, sample.tcp.total_retrans,
+                         sample.tcp.pmtu, sample.tcp.delivery_rate_bps});
+    intervals.push_back({{"start_s", record.start_s},
+                         {"end_s", record.end_s},
+                         {"omitted", record.omitted},
+                         {"streams", std::move(samples)}});
+  }
+  return {{"type", type},
+          {"streams", std::move(streams)},
+          {"intervals", std::move(intervals)},
+          {"cpu", {{"user_s", results.cpu.user_s}, {"system_s", results.cpu.system_s}, {"wall_s", results.wall_s}}},
+          {"congestion", results.congestion}};
 }
 
 json start_message() { return {{"type", "start"}}; }
@@ -166,6 +185,10 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
   auto recv_mode = config::recv_mode_from_string(mode);
   if (!recv_mode) throw ProtocolError("recv_mode \"" + mode + "\" is not supported");
   request.recv_mode = *recv_mode;
+  request.interval_s = get_double(message, "interval_s", 0, limits.max_duration_s);
+  if (request.interval_s > 0 && request.interval_s < limits.min_interval_s)
+    throw ProtocolError("interval_s must be 0 or at least " + std::to_string(limits.min_interval_s));
+  request.omit_s = get_double(message, "omit_s", 0, limits.max_duration_s);
   request.client_version = get_string(message, "client_version", 64);
   return request;
 }
@@ -180,14 +203,44 @@ TestAccepted parse_test_accepted(const json& message, const config::Limits& limi
   return accepted;
 }
 
-StreamsReport parse_streams_report(const json& message, const char* type,
-                                   std::uint32_t expected_streams) {
+namespace {
+
+constexpr const char* kIntervalFields =
+    "[bytes, calls, tcp_valid, rtt_us, rttvar_us, snd_cwnd_bytes, total_retrans, pmtu, delivery_rate_bps]";
+
+stats::StreamSample parse_sample(const json& sample) {
+  if (!sample.is_array() || sample.size() != 9)
+    throw ProtocolError(std::string("an interval stream sample must be ") + kIntervalFields);
+  for (const json& value : sample)
+    if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
+      throw ProtocolError("interval stream samples hold whole numbers >= 0");
+  auto u32 = [&](std::size_t i) {
+    std::uint64_t value = sample[i].get<std::uint64_t>();
+    if (value > UINT32_MAX) throw ProtocolError("an interval stream sample field is out of range");
+    return static_cast<std::uint32_t>(value);
+  };
+  stats::StreamSample parsed;
+  parsed.bytes = sample[0].get<std::uint64_t>();
+  parsed.calls = sample[1].get<std::uint64_t>();
+  parsed.tcp.valid = sample[2].get<std::uint64_t>() != 0;
+  parsed.tcp.rtt_us = u32(3);
+  parsed.tcp.rttvar_us = u32(4);
+  parsed.tcp.snd_cwnd_bytes = u32(5);
+  parsed.tcp.total_retrans = u32(6);
+  parsed.tcp.pmtu = u32(7);
+  parsed.tcp.delivery_rate_bps = sample[8].get<std::uint64_t>();
+  return parsed;
+}
+
+}  // namespace
+
+SideResults parse_side_results(const json& message, const char* type, std::uint32_t expected_streams) {
   expect_type(message, type);
   const json& streams = field(message, "streams");
   if (!streams.is_array() || streams.size() != expected_streams)
     throw ProtocolError("\"streams\" must list " + std::to_string(expected_streams) + " streams");
-  StreamsReport report;
-  report.streams.reserve(expected_streams);
+  SideResults results;
+  results.streams.reserve(expected_streams);
   for (const json& stream : streams) {
     if (!stream.is_object()) throw ProtocolError("each entry of \"streams\" must be an object");
     stats::StreamFigures figures;
@@ -198,9 +251,32 @@ StreamsReport parse_streams_report(const json& message, const char* type,
     const json& failed = field(stream, "failed");
     if (!failed.is_boolean()) throw ProtocolError("field \"failed\" must be true or false");
     figures.failed = failed.get<bool>();
-    report.streams.push_back(figures);
+    results.streams.push_back(figures);
   }
-  return report;
+  const json& intervals = field(message, "intervals");
+  if (!intervals.is_array() || intervals.size() > kMaxIntervals)
+    throw ProtocolError("\"intervals\" must be a list of at most " + std::to_string(kMaxIntervals));
+  for (const json& record : intervals) {
+    if (!record.is_object()) throw ProtocolError("each interval must be an object");
+    stats::IntervalRecord parsed;
+    parsed.start_s = get_double(record, "start_s", 0, 1e7);
+    parsed.end_s = get_double(record, "end_s", parsed.start_s, 1e7);
+    const json& omitted = field(record, "omitted");
+    if (!omitted.is_boolean()) throw ProtocolError("field \"omitted\" must be true or false");
+    parsed.omitted = omitted.get<bool>();
+    const json& samples = field(record, "streams");
+    if (!samples.is_array() || samples.size() != expected_streams)
+      throw ProtocolError("each interval must list " + std::to_string(expected_streams) + " streams");
+    for (const json& sample : samples) parsed.streams.push_back(parse_sample(sample));
+    results.intervals.push_back(std::move(parsed));
+  }
+  const json& cpu = field(message, "cpu");
+  if (!cpu.is_object()) throw ProtocolError("field \"cpu\" must be an object");
+  results.cpu.user_s = get_double(cpu, "user_s", 0, 1e9);
+  results.cpu.system_s = get_double(cpu, "system_s", 0, 1e9);
+  results.wall_s = get_double(cpu, "wall_s", 0, 1e9);
+  results.congestion = get_string(message, "congestion", 32);
+  return results;
 }
 
 void parse_start(const json& message) { expect_type(message, "start"); }

@@ -9,8 +9,8 @@
 //     |<-- frame start ------------------------------------|  all N arrived, receivers reading
 //     |=== data for -t seconds or -n bytes ===============>|
 //     |=== shutdown(SHUT_WR) on every data connection ====>|  receivers read to EOF
-//     |--- frame sender_done{streams[]} ------------------>|
-//     |<-- frame results{streams[]} -----------------------|  after EOF on every stream
+//     |--- frame sender_done{streams[], cpu} ------------->|
+//     |<-- frame results{streams[], intervals[], cpu} -----|  after EOF on every stream
 //     |--- close ------------------------------------------>|  ready for the next test
 //
 // A frame is a 4-byte big-endian length and a JSON object (control/framing.hpp). Either side may
@@ -79,6 +79,8 @@ struct TestRequest {
   std::uint64_t buffer = config::kDefaultBuffer;
   std::uint64_t window = 0;
   config::RecvMode recv_mode = config::RecvMode::recv_into;
+  double interval_s = 1.0;
+  double omit_s = 0;
   std::string client_version;
 };
 
@@ -88,13 +90,21 @@ struct TestAccepted {
   std::string server_version;
 };
 
-struct StreamsReport {   // sender_done (client) and results (server)
+// What one side measured: sender_done (client) and results (server).
+struct SideResults {
   std::vector<stats::StreamFigures> streams;
+  std::vector<stats::IntervalRecord> intervals;  // may be empty (sender_done carries none)
+  stats::CpuTimes cpu;                           // CPU this process used over the test
+  double wall_s = 0;                             // the wall time that CPU was used in
+  std::string congestion;                        // TCP_CONGESTION of the data connections
 };
+
+// At most this many interval records are accepted in one message (a day at 1 s intervals).
+inline constexpr std::size_t kMaxIntervals = 86400;
 
 nlohmann::json to_json(const TestRequest& request);
 nlohmann::json to_json(const TestAccepted& accepted);
-nlohmann::json to_json(const StreamsReport& report, const char* type);
+nlohmann::json to_json(const SideResults& results, const char* type);
 nlohmann::json start_message();
 nlohmann::json error_message(const std::string& message, const std::string& code);
 
@@ -102,8 +112,8 @@ nlohmann::json error_message(const std::string& message, const std::string& code
 // every number against `limits`; anything wrong is a ProtocolError naming the field.
 TestRequest parse_test_request(const nlohmann::json& message, const config::Limits& limits);
 TestAccepted parse_test_accepted(const nlohmann::json& message, const config::Limits& limits);
-StreamsReport parse_streams_report(const nlohmann::json& message, const char* type,
-                                   std::uint32_t expected_streams);
+SideResults parse_side_results(const nlohmann::json& message, const char* type,
+                               std::uint32_t expected_streams);
 void parse_start(const nlohmann::json& message);
 // For a frame that arrives where none was expected: PeerError for an error frame, else ProtocolError.
 [[noreturn]] void fail_unexpected(const nlohmann::json& message, const std::string& during);

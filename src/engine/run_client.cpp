@@ -1,11 +1,10 @@
 #include "engine/run_client.hpp"
 
 #include <chrono>
-#include <iostream>
+#include <ctime>
 #include <memory>
 
 #include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
 #include <asio/io_context.hpp>
 #include <asio/write.hpp>
 #include <spdlog/spdlog.h>
@@ -14,9 +13,9 @@
 #include "control/protocol.hpp"
 #include "engine/completion_latch.hpp"
 #include "engine/connect.hpp"
+#include "engine/measurement.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
-#include "report/text_reporter.hpp"
 #include "workloads/tcp_stream.hpp"
 
 namespace testio::engine {
@@ -28,7 +27,7 @@ using namespace asio::experimental::awaitable_operators;
 
 constexpr auto kHandshakeLimit = 10s;
 constexpr auto kResultsLimit = 60s;   // receivers drain what is still in flight, then answer
-constexpr auto kWindowGrace = 30s;    // beyond -t before the client gives up on its own senders
+constexpr auto kWindowGrace = 30s;    // beyond -O + -t before the client gives up on its senders
 
 control::TestRequest request_from(const config::Config& config) {
   control::TestRequest request;
@@ -40,6 +39,8 @@ control::TestRequest request_from(const config::Config& config) {
   request.buffer = config.buffer;
   request.window = config.window;
   request.recv_mode = config.recv_mode;
+  request.interval_s = config.interval_s;
+  request.omit_s = config.omit_s;
   request.client_version = TESTIO_VERSION;
   return request;
 }
@@ -62,20 +63,30 @@ std::unique_ptr<char[]> make_payload(std::size_t size) {
   return payload;
 }
 
-// Streams whose byte counts differ between the sender and the receiver: each is a lost byte.
-int count_mismatches(const std::vector<stats::StreamFigures>& sent,
-                     const std::vector<stats::StreamFigures>& received) {
-  int mismatches = 0;
-  for (std::size_t i = 0; i < sent.size() && i < received.size(); ++i) {
-    if (sent[i].bytes == received[i].bytes) continue;
-    ++mismatches;
-    spdlog::error("connection {}: sent {} bytes but the server received {}", i + 1, sent[i].bytes,
-                  received[i].bytes);
-  }
-  return mismatches;
+report::StreamEndpoints endpoints_of(const tcp::socket& socket) {
+  tcp::endpoint local = socket.local_endpoint(), remote = socket.remote_endpoint();
+  return {local.address().to_string(), local.port(), remote.address().to_string(), remote.port()};
 }
 
-asio::awaitable<int> client_test(const config::Config& config) {
+std::vector<std::uint32_t> mismatches(const control::SideResults& sent, const control::SideResults& received) {
+  std::vector<std::uint32_t> streams;
+  for (std::size_t i = 0; i < sent.streams.size() && i < received.streams.size(); ++i)
+    if (sent.streams[i].bytes != received.streams[i].bytes) streams.push_back(static_cast<std::uint32_t>(i));
+  return streams;
+}
+
+report::SideReport side_report(control::SideResults results) {
+  report::SideReport side;
+  side.present = true;
+  side.totals = std::move(results.streams);
+  side.intervals = std::move(results.intervals);
+  side.cpu = results.cpu;
+  side.wall_s = results.wall_s;
+  side.congestion = std::move(results.congestion);
+  return side;
+}
+
+asio::awaitable<int> client_test(const config::Config& config, report::Reporter& reporter) {
   auto executor = co_await asio::this_coro::executor;
   const std::uint32_t connections = config.connections;
 
@@ -85,7 +96,8 @@ asio::awaitable<int> client_test(const config::Config& config) {
   const tcp::endpoint server = control_socket.remote_endpoint();
   const control::Preamble control_preamble{control::ConnectionKind::control};
   co_await send_preamble(control_socket, control_preamble);
-  control::ControlChannel control(std::move(control_socket), config.limits.max_frame);
+  // The client trusts the server it chose a little more: results carry every interval.
+  control::ControlChannel control(std::move(control_socket), config.limits.max_result_frame);
   spdlog::info("connected to {}", control.peer());
   const control::TestRequest request = request_from(config);
   co_await control.write(control::to_json(request));
@@ -93,8 +105,9 @@ asio::awaitable<int> client_test(const config::Config& config) {
       control::parse_test_accepted(co_await control.read(kHandshakeLimit), config.limits);
 
   // 2. Data connections, dealt round-robin to the workers.
-  const unsigned threads = config::effective_threads(config.threads, connections);
-  auto counters = std::make_unique<stats::StreamCounters[]>(connections);
+  const unsigned threads = request.client_threads;
+  const double window_s = config.total_bytes ? 0 : config.omit_s + config.duration_s;
+  Measurement measurement(connections, config.interval_s, config.omit_s, window_s);
   std::vector<std::unique_ptr<char[]>> payloads;
   for (unsigned i = 0; i < threads; ++i) payloads.push_back(make_payload(config.buffer));
   auto senders_done = std::make_shared<CompletionLatch>(executor, connections);
@@ -104,17 +117,41 @@ asio::awaitable<int> client_test(const config::Config& config) {
     if (!config.window) return;
     clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
   };
+  report::StartInfo start;
+  start.from_client = true;
+  start.local_is_sender = true;
+  start.peer = control::endpoint_text(server);
+  start.connecting_host = config.host;
+  start.connecting_port = config.port;
+  start.connections = connections;
+  start.client_threads = threads;
+  start.server_threads = accepted.server_threads;
+  start.duration_s = request.duration_s;
+  start.total_bytes = config.total_bytes;
+  start.omit_s = config.omit_s;
+  start.interval_s = config.interval_s;
+  start.buffer = config.buffer;
+  start.window = config.window;
+  start.recv_mode = config.recv_mode;
   WorkerPool pool(threads);
   for (std::uint32_t i = 0; i < connections; ++i) {
     tcp::socket socket = co_await connect_any(server_only, config, apply_window);
     const control::Preamble data_preamble{control::ConnectionKind::data, control::kProtocolVersion,
                                           accepted.test_id, i};
     co_await send_preamble(socket, data_preamble);
+    start.connected.push_back(endpoints_of(socket));
+    if (i == 0) {
+      net::SocketBuffers granted = net::read_socket_buffers(socket.native_handle());
+      start.sndbuf_actual = granted.send_granted;
+      start.rcvbuf_actual = granted.receive_granted;
+      start.mss = net::read_mss(socket.native_handle());
+    }
     Worker& worker = pool.worker_for_stream(i);
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());
+    measurement.watch_socket(i, owned.native_handle());
     worker.add_stream(std::make_unique<workloads::TcpSender>(
-        std::move(owned), counters[i], payloads[worker.index()].get(), config.buffer,
+        std::move(owned), measurement.counters(i), payloads[worker.index()].get(), config.buffer,
         stats::share_of_total(config.total_bytes, connections, i),
         [senders_done] { senders_done->count_down(); }));
   }
@@ -124,61 +161,57 @@ asio::awaitable<int> client_test(const config::Config& config) {
   // 3. The server says start once it holds every stream.
   control::parse_start(co_await control.read(kHandshakeLimit));
   workloads::TestClock clock{workloads::Clock::now()};
+  start.timestamp = static_cast<std::int64_t>(std::time(nullptr));
   if (!config.total_bytes)
     clock.deadline = clock.start + std::chrono::duration_cast<workloads::Clock::duration>(
-                                       std::chrono::duration<double>(config.duration_s));
+                                       std::chrono::duration<double>(window_s));
+  measurement.begin(clock);
   pool.begin(clock);
+  reporter.start(start);
   spdlog::info("test started: {} connections over {} threads", connections, threads);
 
-  // 4. Senders run their window and half-close. Anything arriving on the control connection
-  // meanwhile is the server ending the test (an error frame, or a close when it died).
+  // 4. Senders run their window and half-close, while intervals tick. Anything arriving on the
+  // control connection meanwhile is the server ending the test (an error frame, or a close).
   auto limit = config.total_bytes ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
                                   : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                        std::chrono::duration<double>(config.duration_s)) + kWindowGrace;
-  auto outcome = co_await (senders_done->wait(limit) || control::capture(control.read(limit)));
+                                        std::chrono::duration<double>(window_s)) + kWindowGrace;
+  auto outcome = co_await (senders_done->wait(limit) || control::capture(control.read(limit)) ||
+                           measurement.sample(reporter));
   if (outcome.index() == 1) {
     auto& message = std::get<1>(outcome);
     if (message.error) std::rethrow_exception(message.error);
     control::fail_unexpected(*message.value, "during the test");
   }
-  if (!std::get<0>(outcome)) throw std::runtime_error("the senders did not finish within the window");
+  if (outcome.index() != 0 || !std::get<0>(outcome))
+    throw std::runtime_error("the senders did not finish within the window");
 
   // 5. Exchange figures: ours go first, the server answers once every stream reached EOF.
-  control::StreamsReport sent;
-  for (std::uint32_t i = 0; i < connections; ++i) {
-    stats::StreamFigures figures = stats::figures_from(counters[i], 0);
-    figures.start_s = 0;  // a sender's window opens at start, not at its first completed write
-    sent.streams.push_back(figures);
-  }
-  co_await control.write(control::to_json(sent, "sender_done"));
-  control::StreamsReport received = control::parse_streams_report(
-      co_await control.read(kResultsLimit), "results", connections);
+  control::SideResults sent = measurement.finish(reporter, /*sender=*/true);
+  control::SideResults sent_summary;  // the server needs the totals and CPU, not our intervals
+  sent_summary.streams = sent.streams;
+  sent_summary.cpu = sent.cpu;
+  sent_summary.wall_s = sent.wall_s;
+  sent_summary.congestion = sent.congestion;
+  co_await control.write(control::to_json(sent_summary, "sender_done"));
+  control::SideResults received =
+      control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);
   pool.stop();
 
   // 6. Report.
   report::TestReport report;
-  report.from_client = true;
-  report.peer = control::endpoint_text(server);
-  report.connections = connections;
-  report.client_threads = threads;
-  report.server_threads = accepted.server_threads;
-  report.duration_s = config.total_bytes ? 0 : config.duration_s;
-  report.total_bytes = config.total_bytes;
-  report.buffer = config.buffer;
-  report.window = config.window;
-  report.recv_mode = config.recv_mode;
-  report.sent = sent.streams;
-  report.received = received.streams;
-  report.per_stream_lines = config.verbosity > 0 || connections <= 4;
-  report::print_text_report(std::cout, report);
+  report.start = start;
+  report.mismatched_streams = mismatches(sent, received);
+  report.sender = side_report(std::move(sent));
+  report.receiver = side_report(std::move(received));
+  reporter.end(report);
 
-  stats::SideSummary sent_sum = stats::summarize(report.sent);
-  stats::SideSummary received_sum = stats::summarize(report.received);
-  int mismatches = count_mismatches(report.sent, report.received);
-  if (sent_sum.failed_streams || received_sum.failed_streams)
-    spdlog::error("{} sending and {} receiving connections ended with an error",
-                  sent_sum.failed_streams, received_sum.failed_streams);
-  co_return (mismatches || sent_sum.failed_streams || received_sum.failed_streams) ? 1 : 0;
+  for (std::uint32_t stream : report.mismatched_streams)
+    spdlog::error("connection {}: sent {} bytes but the server received {}", stream + 1,
+                  report.sender.totals[stream].bytes, report.receiver.totals[stream].bytes);
+  std::size_t failed = stats::summarize(report.sender.totals).failed_streams +
+                       stats::summarize(report.receiver.totals).failed_streams;
+  if (failed) spdlog::error("{} connections ended with an error", failed);
+  co_return (!report.mismatched_streams.empty() || failed) ? 1 : 0;
 }
 
 std::string describe(const std::exception& error) {
@@ -194,10 +227,10 @@ std::string describe(const std::exception& error) {
 
 }  // namespace
 
-int run_client(const config::Config& config) {
+int run_client(const config::Config& config, report::Reporter& reporter) {
   asio::io_context io(1);
   int exit_code = 1;
-  asio::co_spawn(io, client_test(config), [&](std::exception_ptr failure, int code) {
+  asio::co_spawn(io, client_test(config, reporter), [&](std::exception_ptr failure, int code) {
     if (!failure) {
       exit_code = code;
       return;
@@ -205,7 +238,9 @@ int run_client(const config::Config& config) {
     try {
       std::rethrow_exception(failure);
     } catch (const std::exception& error) {
-      spdlog::error("{}", describe(error));
+      std::string message = describe(error);
+      spdlog::error("{}", message);
+      reporter.error(message);
     }
   });
   io.run();

@@ -2,11 +2,12 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "report/reporter.hpp"
 
 namespace testio::engine {
 
-// Runs one test against the server in `config` and prints the report. Returns the exit code:
-// 0 when every stream finished and both sides counted the same bytes, 1 otherwise.
-int run_client(const config::Config& config);
+// Runs one test against the server in `config`, reporting through `reporter`. Returns the exit
+// code: 0 when every stream finished and both sides counted the same bytes, 1 otherwise.
+int run_client(const config::Config& config, report::Reporter& reporter);
 
 }  // namespace testio::engine

@@ -1,13 +1,13 @@
 #include "engine/run_server.hpp"
 
 #include <chrono>
-#include <iostream>
+#include <ctime>
 
 #include <spdlog/spdlog.h>
 
+#include "engine/measurement.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
-#include "report/text_reporter.hpp"
 #include "workloads/tcp_stream.hpp"
 
 namespace testio::engine {
@@ -25,7 +25,7 @@ std::chrono::steady_clock::duration sender_done_limit(const control::TestRequest
   // control connection closes.
   if (request.total_bytes) return std::chrono::hours(24 * 365);
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-             std::chrono::duration<double>(request.duration_s)) + kWindowGrace;
+             std::chrono::duration<double>(request.omit_s + request.duration_s)) + kWindowGrace;
 }
 
 }  // namespace
@@ -49,7 +49,8 @@ std::string ServerTest::attach(std::uint32_t index, tcp::socket socket) {
 }
 
 asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTest& test,
-                                      const config::Config& config) {
+                                      report::Reporter& reporter) {
+  using namespace asio::experimental::awaitable_operators;
   const control::TestRequest& request = test.request();
   const std::uint32_t connections = request.connections;
   const unsigned threads = config::effective_threads(request.threads, connections);
@@ -69,64 +70,90 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kArrivalLimit).count()) + " s");
 
   // 2. Receivers on the workers, reading from the moment start is sent.
-  auto counters = std::make_unique<stats::StreamCounters[]>(connections);
+  const double window_s = request.total_bytes ? 0 : request.omit_s + request.duration_s;
+  Measurement measurement(connections, request.interval_s, request.omit_s, window_s);
   auto receivers_done = std::make_shared<CompletionLatch>(co_await asio::this_coro::executor, connections);
   std::string clamp_warning;
+  report::StartInfo start;
+  start.from_client = false;
+  start.local_is_sender = false;
+  start.peer = control.peer();
+  start.connections = connections;
+  start.client_threads = request.client_threads;
+  start.server_threads = threads;
+  start.duration_s = request.duration_s;
+  start.total_bytes = request.total_bytes;
+  start.omit_s = request.omit_s;
+  start.interval_s = request.interval_s;
+  start.buffer = request.buffer;
+  start.window = request.window;
+  start.recv_mode = request.recv_mode;
   WorkerPool pool(threads);
   for (std::uint32_t i = 0; i < connections; ++i) {
     tcp::socket& socket = *test.sockets_[i];
     if (request.window)
       clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), request.window));
+    tcp::endpoint local = socket.local_endpoint(), remote = socket.remote_endpoint();
+    start.connected.push_back({local.address().to_string(), local.port(), remote.address().to_string(), remote.port()});
+    if (i == 0) {
+      net::SocketBuffers granted = net::read_socket_buffers(socket.native_handle());
+      start.sndbuf_actual = granted.send_granted;
+      start.rcvbuf_actual = granted.receive_granted;
+      start.mss = net::read_mss(socket.native_handle());
+    }
     Worker& worker = pool.worker_for_stream(i);
-    const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
+    const tcp protocol = local.protocol();
     tcp::socket owned(worker.context(), protocol, socket.release());
+    measurement.watch_socket(i, owned.native_handle());
     worker.add_stream(std::make_unique<workloads::TcpReceiver>(
-        std::move(owned), counters[i], request.recv_mode, request.buffer,
+        std::move(owned), measurement.counters(i), request.recv_mode, request.buffer,
         [receivers_done] { receivers_done->count_down(); }));
   }
   test.sockets_.clear();
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
   pool.start();
   workloads::TestClock clock{workloads::Clock::now()};
+  start.timestamp = static_cast<std::int64_t>(std::time(nullptr));
+  measurement.begin(clock);
   pool.begin(clock);
   co_await control.write(control::start_message());
+  reporter.start(start);
 
   // 3. The client reports its senders done after half-closing them; a vanished client ends the
-  // test here with an exception (its control connection closes).
-  control::StreamsReport sent = control::parse_streams_report(
-      co_await control.read(sender_done_limit(request)), "sender_done", connections);
+  // test here with an exception (its control connection closes). Intervals tick meanwhile.
+  auto outcome = co_await (control::capture(control.read(sender_done_limit(request))) ||
+                           measurement.sample(reporter));
+  auto& message = std::get<0>(outcome);
+  if (message.error) std::rethrow_exception(message.error);
+  control::SideResults sent = control::parse_side_results(*message.value, "sender_done", connections);
 
   // 4. Every receiver reads to EOF, so the counts below are final.
   bool drained = co_await receivers_done->wait(kDrainLimit);
-  pool.stop();
-  control::StreamsReport received;
-  for (std::uint32_t i = 0; i < connections; ++i) {
-    stats::StreamFigures figures = stats::figures_from(counters[i], 0);
-    if (!counters[i].finished.load(std::memory_order_acquire)) figures.failed = true;
-    received.streams.push_back(figures);
-  }
   if (!drained)
     spdlog::warn("{} connections had not reached EOF {} s after the client finished sending",
                  receivers_done->remaining(), std::chrono::duration_cast<std::chrono::seconds>(kDrainLimit).count());
+  control::SideResults received = measurement.finish(reporter, /*sender=*/false);
+  pool.stop();
   co_await control.write(control::to_json(received, "results"));
 
-  // 5. The server's own report.
+  // 5. The server's own report: its receivers' figures, and the client's totals beside them.
   report::TestReport report;
-  report.from_client = false;
-  report.peer = control.peer();
-  report.connections = connections;
-  report.client_threads = request.client_threads;
-  report.server_threads = threads;
-  report.duration_s = request.duration_s;
-  report.total_bytes = request.total_bytes;
-  report.buffer = request.buffer;
-  report.window = request.window;
-  report.recv_mode = request.recv_mode;
-  report.sent = sent.streams;
-  report.received = received.streams;
-  report.per_stream_lines = config.verbosity > 0 || connections <= 4;
-  report::print_text_report(std::cout, report);
-  co_return stats::summarize(received.streams).failed_streams == 0;
+  report.start = start;
+  for (std::size_t i = 0; i < connections; ++i)
+    if (sent.streams[i].bytes != received.streams[i].bytes) report.mismatched_streams.push_back(static_cast<std::uint32_t>(i));
+  report.sender.present = true;
+  report.sender.totals = sent.streams;
+  report.sender.cpu = sent.cpu;
+  report.sender.wall_s = sent.wall_s;
+  report.sender.congestion = sent.congestion;
+  report.receiver.present = true;
+  report.receiver.totals = received.streams;
+  report.receiver.intervals = std::move(received.intervals);
+  report.receiver.cpu = received.cpu;
+  report.receiver.wall_s = received.wall_s;
+  report.receiver.congestion = received.congestion;
+  reporter.end(report);
+  co_return stats::summarize(report.receiver.totals).failed_streams == 0;
 }
 
 }  // namespace testio::engine

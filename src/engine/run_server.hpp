@@ -14,6 +14,7 @@
 #include "control/channel.hpp"
 #include "control/protocol.hpp"
 #include "engine/completion_latch.hpp"
+#include "report/reporter.hpp"
 
 namespace testio::engine {
 
@@ -30,8 +31,7 @@ class ServerTest {
   std::string attach(std::uint32_t index, asio::ip::tcp::socket socket);
 
  private:
-  friend asio::awaitable<bool> run_server_test(control::ControlChannel&, ServerTest&,
-                                               const config::Config&);
+  friend asio::awaitable<bool> run_server_test(control::ControlChannel&, ServerTest&, report::Reporter&);
   std::uint64_t id_;
   control::TestRequest request_;
   std::vector<std::optional<asio::ip::tcp::socket>> sockets_;
@@ -39,9 +39,9 @@ class ServerTest {
   bool gathering_ = true;
 };
 
-// Runs an accepted test to its end and prints the server's report. Returns true when every
-// stream ended cleanly; throws when the client breaks the protocol or goes away.
+// Runs an accepted test to its end and reports it. Returns true when every stream ended
+// cleanly; throws when the client breaks the protocol or goes away.
 asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTest& test,
-                                      const config::Config& config);
+                                      report::Reporter& reporter);
 
 }  // namespace testio::engine

@@ -77,8 +77,8 @@ asio::awaitable<void> send_error(control::ControlChannel& control, const std::st
 
 }  // namespace
 
-Server::Server(asio::io_context& io, const config::Config& config)
-    : io_(io), config_(config), acceptor_(open_acceptor(io, config)) {}
+Server::Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter)
+    : io_(io), config_(config), reporter_(reporter), acceptor_(open_acceptor(io, config)) {}
 
 void Server::stop() noexcept {
   asio::error_code ignored;
@@ -175,6 +175,7 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   // Taken before the first co_await below, so a second client cannot slip in meanwhile.
   test_slot_taken_ = true;
   bool succeeded = false;
+  std::string ended;    // why the test ended early, for the log and the report
   std::string failure;  // sent to the client after the catch: no co_await inside a handler
   try {
     control::TestRequest request;
@@ -187,15 +188,18 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
                  request.total_bytes ? std::to_string(request.total_bytes) + " bytes"
                                      : std::to_string(request.duration_s) + " s");
     active_test_ = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), request);
-    succeeded = co_await run_server_test(control, *active_test_, config_);
+    succeeded = co_await run_server_test(control, *active_test_, reporter_);
     spdlog::info("test from {} finished", peer);
   } catch (const control::PeerError& error) {
-    spdlog::warn("test from {} ended by the client: {}", peer, error.what());
+    ended = std::string("the client ended the test: ") + error.what();
   } catch (const std::system_error& error) {
-    spdlog::warn("test from {} ended: the client went away ({})", peer, error.code().message());
+    ended = "the client went away (" + error.code().message() + ")";
   } catch (const std::exception& error) {
-    spdlog::warn("test from {} ended: {}", peer, error.what());
-    failure = error.what();
+    ended = failure = error.what();
+  }
+  if (!ended.empty()) {
+    spdlog::warn("test from {} ended: {}", peer, ended);
+    reporter_.error(ended);
   }
   if (!failure.empty()) co_await send_error(control, failure, "failed");
   active_test_.reset();
@@ -206,9 +210,9 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   }
 }
 
-int run_server(const config::Config& config) {
+int run_server(const config::Config& config, report::Reporter& reporter) {
   asio::io_context io(1);
-  Server server(io, config);
+  Server server(io, config, reporter);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;

@@ -16,7 +16,7 @@ namespace testio::engine {
 class Server {
  public:
   // Opens the listening socket; throws std::runtime_error with one sentence if it cannot.
-  Server(asio::io_context& io, const config::Config& config);
+  Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter);
 
   // Accepts until stop() (or, with -1, until one test ends).
   asio::awaitable<void> serve();
@@ -33,6 +33,7 @@ class Server {
 
   asio::io_context& io_;
   const config::Config& config_;
+  report::Reporter& reporter_;
   asio::ip::tcp::acceptor acceptor_;
   std::shared_ptr<ServerTest> active_test_;
   bool test_slot_taken_ = false;
@@ -40,6 +41,6 @@ class Server {
 };
 
 // Runs `testio -s` until a signal or, with -1, one test. Returns the exit code.
-int run_server(const config::Config& config);
+int run_server(const config::Config& config, report::Reporter& reporter);
 
 }  // namespace testio::engine

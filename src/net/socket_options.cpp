@@ -1,5 +1,7 @@
 #include "net/socket_options.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -31,6 +33,23 @@ SocketBuffers set_socket_buffers(int fd, std::uint64_t bytes) {
   buffers.send_granted = set_and_read_back(fd, SO_SNDBUF, bytes, "SO_SNDBUF");
   buffers.receive_granted = set_and_read_back(fd, SO_RCVBUF, bytes, "SO_RCVBUF");
   return buffers;
+}
+
+SocketBuffers read_socket_buffers(int fd) noexcept {
+  SocketBuffers buffers;
+  int value = 0;
+  socklen_t length = sizeof value;
+  if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &length) == 0) buffers.send_granted = static_cast<std::uint64_t>(value);
+  length = sizeof value;
+  if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &length) == 0) buffers.receive_granted = static_cast<std::uint64_t>(value);
+  return buffers;
+}
+
+std::uint32_t read_mss(int fd) noexcept {
+  int mss = 0;
+  socklen_t length = sizeof mss;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &length) != 0 || mss < 0) return 0;
+  return static_cast<std::uint32_t>(mss);
 }
 
 std::string clamp_warning(const SocketBuffers& buffers) {

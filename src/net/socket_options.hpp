@@ -19,6 +19,11 @@ struct SocketBuffers {
 // Sets SO_SNDBUF and SO_RCVBUF to `bytes` on `fd` and reads both back. Throws std::system_error.
 SocketBuffers set_socket_buffers(int fd, std::uint64_t bytes);
 
+// What the kernel currently grants, without changing it.
+SocketBuffers read_socket_buffers(int fd) noexcept;
+// TCP_MAXSEG: the MSS in use on a connected socket; 0 if unknown.
+std::uint32_t read_mss(int fd) noexcept;
+
 // One sentence naming the sysctl to raise, or empty when nothing was clamped.
 std::string clamp_warning(const SocketBuffers& buffers);
 

@@ -1,6 +1,7 @@
 #include "net/tcp_info.hpp"
 
 #include <linux/tcp.h>  // not <netinet/tcp.h>: glibc's struct tcp_info stops before delivery_rate
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// Everything a reporter needs about one finished test, as plain values. Reporters never touch a
-// socket; both sides fill this and hand it over.
+// Everything a reporter needs about one test, as plain values. Reporters never touch a socket;
+// the lifecycles fill these and hand them over.
 #pragma once
 
 #include <cstdint>
@@ -7,24 +7,66 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "stats/interval.hpp"
 #include "stats/summary.hpp"
 
 namespace testio::report {
 
-struct TestReport {
+struct StreamEndpoints {
+  std::string local_host;
+  std::uint16_t local_port = 0;
+  std::string remote_host;
+  std::uint16_t remote_port = 0;
+};
+
+// Known once the data connections are up, before any data moves.
+struct StartInfo {
   bool from_client = true;
+  bool local_is_sender = true;
   std::string peer;                 // "127.0.0.1:5201"
+  std::string connecting_host;      // what the user typed after -c
+  std::uint16_t connecting_port = 0;
+  std::vector<StreamEndpoints> connected;
   std::uint32_t connections = 0;
   unsigned client_threads = 0;
   unsigned server_threads = 0;
   double duration_s = 0;            // requested window; 0 for a byte-count test
   std::uint64_t total_bytes = 0;    // requested -n; 0 for a timed test
+  double omit_s = 0;
+  double interval_s = 0;
   std::uint64_t buffer = 0;
-  std::uint64_t window = 0;
+  std::uint64_t window = 0;         // requested -w; 0 = autotuning
+  std::uint64_t sndbuf_actual = 0;  // read back from the first data connection
+  std::uint64_t rcvbuf_actual = 0;
+  std::uint32_t mss = 0;
   config::RecvMode recv_mode = config::RecvMode::recv_into;
-  std::vector<stats::StreamFigures> sent;      // the client's figures, per stream
-  std::vector<stats::StreamFigures> received;  // the server's figures, per stream
-  bool per_stream_lines = false;
+  std::int64_t timestamp = 0;       // Unix seconds at the start
 };
+
+// What one side measured: totals over the whole test (omitted part included), its intervals, CPU.
+struct SideReport {
+  bool present = false;
+  std::vector<stats::StreamFigures> totals;
+  std::vector<stats::IntervalRecord> intervals;
+  stats::CpuTimes cpu;
+  double wall_s = 0;
+  std::string congestion;
+};
+
+struct TestReport {
+  StartInfo start;
+  SideReport sender;
+  SideReport receiver;
+  // Streams whose sender and receiver totals differ; each is a lost or invented byte.
+  std::vector<std::uint32_t> mismatched_streams;
+
+  const SideReport& local() const noexcept { return start.local_is_sender ? sender : receiver; }
+  const SideReport& remote() const noexcept { return start.local_is_sender ? receiver : sender; }
+};
+
+// Figures for the summary: totals less the omitted intervals of the same side.
+inline std::vector<stats::StreamFigures> summary_figures(const SideReport& side) {
+  return stats::excluding_omitted(side.totals, side.intervals);
+}
 
 }  // namespace testio::report

@@ -8,68 +8,165 @@
 namespace testio::report {
 namespace {
 
-std::string row(const std::string& id, const char* role, const stats::StreamFigures& figures) {
-  char line[200];
-  std::snprintf(line, sizeof line, "[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f%s\n", id.c_str(), role,
-                static_cast<unsigned long long>(figures.bytes), figures.seconds(),
-                util::format_rate(util::bits_per_second(figures.bytes, figures.seconds())).c_str(),
-                static_cast<unsigned long long>(figures.calls), figures.bytes_per_call(),
-                figures.failed ? "  FAILED" : "");
+std::string printf_line(const char* format, auto... values) {
+  char line[256];
+  std::snprintf(line, sizeof line, format, values...);
   return line;
 }
 
-std::string sum_row(const char* role, const stats::SideSummary& sum) {
-  char line[200];
-  std::snprintf(line, sizeof line, "[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f   %s\n", "SUM", role,
-                static_cast<unsigned long long>(sum.bytes), sum.seconds,
-                util::format_rate(sum.bits_per_second).c_str(),
-                static_cast<unsigned long long>(sum.calls),
-                sum.calls ? static_cast<double>(sum.bytes) / static_cast<double>(sum.calls) : 0.0,
-                util::format_bytes(sum.bytes).c_str());
-  return line;
-}
-
-std::string spread_line(const char* role, const stats::SideSummary& sum) {
-  return std::string("per connection (") + role + "): min " + util::format_rate(sum.min_stream_bps) +
-         ", max " + util::format_rate(sum.max_stream_bps) + "\n";
+std::string cpu_line(const char* who, const SideReport& side, std::uint64_t bytes) {
+  stats::CpuUsage usage = stats::cpu_usage(side.cpu, side.wall_s, bytes);
+  return printf_line("cpu %-17s %6.1f%% of a core (user %.1f%%, system %.1f%%), %.3f CPU-seconds per GB\n",
+                     who, usage.total_percent, usage.user_percent, usage.system_percent,
+                     usage.seconds_per_gb);
 }
 
 }  // namespace
 
-void print_text_report(std::ostream& out, const TestReport& report) {
-  out << "testio " << TESTIO_VERSION << (report.from_client ? ": client to " : ": server for ")
-      << report.peer << ", " << report.connections
-      << (report.connections == 1 ? " connection" : " connections") << ", threads "
-      << report.client_threads << " client / " << report.server_threads << " server, ";
-  if (report.total_bytes)
-    out << util::format_bytes(report.total_bytes) << " in total";
+void TextReporter::start(const StartInfo& start) {
+  start_ = start;
+  last_retransmits_.assign(start.connections, 0);
+  out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ")
+       << start.peer << ", " << start.connections
+       << (start.connections == 1 ? " connection" : " connections") << ", threads "
+       << start.client_threads << " client / " << start.server_threads << " server, ";
+  if (start.total_bytes)
+    out_ << util::format_bytes(start.total_bytes) << " in total";
   else
-    out << report.duration_s << " s";
-  out << ", " << util::format_size(report.buffer) << " per call, recv mode "
-      << config::to_string(report.recv_mode);
-  if (report.window) out << ", window " << util::format_size(report.window);
-  out << "\n";
+    out_ << start.duration_s << " s";
+  if (start.omit_s > 0) out_ << " after " << start.omit_s << " s omitted";
+  out_ << ", " << util::format_size(start.buffer) << " per call, recv mode "
+       << config::to_string(start.recv_mode);
+  if (start.window)
+    out_ << ", window " << util::format_size(start.window) << " (granted: send "
+         << util::format_size(start.sndbuf_actual) << ", receive " << util::format_size(start.rcvbuf_actual) << ")";
+  out_ << "\n";
+  if (start.interval_s > 0)
+    out_ << printf_line("[%5s] %-15s %12s %16s %10s %11s %6s %10s %9s\n", "ID", "interval", "bytes", "rate",
+                        "calls", "bytes/call", "retr", "cwnd", "rtt");
+  out_.flush();
+}
 
-  char header[200];
-  std::snprintf(header, sizeof header, "[%5s] %-8s %15s %9s %16s %12s %12s\n", "ID", "role",
-                "bytes", "seconds", "rate", "calls", "bytes/call");
-  out << header;
-  if (report.per_stream_lines) {
-    for (std::size_t i = 0; i < report.connections; ++i) {
+void TextReporter::interval(const stats::IntervalRecord& record) {
+  if (start_.interval_s <= 0) return;
+  std::string span = printf_line("%.2f-%.2f s", record.start_s, record.end_s);
+  const char* omitted = record.omitted ? "  (omitted)" : "";
+  std::uint64_t calls = 0;
+  std::uint32_t retransmits = 0;
+  for (std::size_t i = 0; i < record.streams.size(); ++i) {
+    const stats::StreamSample& sample = record.streams[i];
+    calls += sample.calls;
+    std::string tcp = "";
+    if (sample.tcp.valid && start_.local_is_sender && i < last_retransmits_.size()) {
+      std::uint32_t delta = sample.tcp.total_retrans - last_retransmits_[i];
+      last_retransmits_[i] = sample.tcp.total_retrans;
+      retransmits += delta;
+      tcp = printf_line(" %6u %10s %6u us", delta, util::format_bytes(sample.tcp.snd_cwnd_bytes).c_str(),
+                        sample.tcp.rtt_us);
+    }
+    if (options_.per_stream_lines)
+      out_ << printf_line("[%5zu] %-15s %12s %16s %10llu %11.0f", i + 1, span.c_str(),
+                          util::format_bytes(sample.bytes).c_str(),
+                          util::format_rate(util::bits_per_second(sample.bytes, record.seconds()), options_.unit).c_str(),
+                          static_cast<unsigned long long>(sample.calls),
+                          sample.calls ? static_cast<double>(sample.bytes) / static_cast<double>(sample.calls) : 0.0)
+           << tcp << omitted << "\n";
+  }
+  if (!options_.per_stream_lines || record.streams.size() > 1) {
+    std::uint64_t bytes = record.bytes();
+    out_ << printf_line("[%5s] %-15s %12s %16s %10llu %11.0f", "SUM", span.c_str(),
+                        util::format_bytes(bytes).c_str(),
+                        util::format_rate(util::bits_per_second(bytes, record.seconds()), options_.unit).c_str(),
+                        static_cast<unsigned long long>(calls),
+                        calls ? static_cast<double>(bytes) / static_cast<double>(calls) : 0.0);
+    if (start_.local_is_sender) out_ << printf_line(" %6u", retransmits);
+    out_ << omitted << "\n";
+  }
+  out_.flush();
+}
+
+void TextReporter::end(const TestReport& report) {
+  auto row = [&](const std::string& id, const char* role, const stats::StreamFigures& figures) {
+    return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f%s\n", id.c_str(), role,
+                       static_cast<unsigned long long>(figures.bytes), figures.seconds(),
+                       util::format_rate(util::bits_per_second(figures.bytes, figures.seconds()), options_.unit).c_str(),
+                       static_cast<unsigned long long>(figures.calls), figures.bytes_per_call(),
+                       figures.failed ? "  FAILED" : "");
+  };
+  auto sum_row = [&](const char* role, const stats::SideSummary& sum) {
+    return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f   %s\n", "SUM", role,
+                       static_cast<unsigned long long>(sum.bytes), sum.seconds,
+                       util::format_rate(sum.bits_per_second, options_.unit).c_str(),
+                       static_cast<unsigned long long>(sum.calls),
+                       sum.calls ? static_cast<double>(sum.bytes) / static_cast<double>(sum.calls) : 0.0,
+                       util::format_bytes(sum.bytes).c_str());
+  };
+  std::vector<stats::StreamFigures> sent = summary_figures(report.sender);
+  std::vector<stats::StreamFigures> received = summary_figures(report.receiver);
+
+  out_ << "- - - - - - - - - - - - - - - - - - - - - - - - -\n";
+  out_ << printf_line("[%5s] %-8s %15s %9s %16s %12s %12s\n", "ID", "role", "bytes", "seconds", "rate",
+                      "calls", "bytes/call");
+  if (options_.per_stream_lines) {
+    for (std::size_t i = 0; i < report.start.connections; ++i) {
       std::string id = std::to_string(i + 1);
-      if (i < report.sent.size()) out << row(id, "sender", report.sent[i]);
-      if (i < report.received.size()) out << row(id, "receiver", report.received[i]);
+      if (i < sent.size()) out_ << row(id, "sender", sent[i]);
+      if (i < received.size()) out_ << row(id, "receiver", received[i]);
     }
   }
-  stats::SideSummary sent = stats::summarize(report.sent);
-  stats::SideSummary received = stats::summarize(report.received);
-  if (!report.sent.empty()) out << sum_row("sender", sent);
-  if (!report.received.empty()) out << sum_row("receiver", received);
-  if (report.connections > 1) {
-    if (!report.sent.empty()) out << spread_line("sender", sent);
-    if (!report.received.empty()) out << spread_line("receiver", received);
+  stats::SideSummary sent_sum = stats::summarize(sent);
+  stats::SideSummary received_sum = stats::summarize(received);
+  if (!sent.empty()) out_ << sum_row("sender", sent_sum);
+  if (!received.empty()) out_ << sum_row("receiver", received_sum);
+
+  if (report.start.connections > 1) {
+    auto balance_line = [&](const char* role, const std::vector<stats::StreamFigures>& streams) {
+      stats::Balance balance = stats::balance_of(stats::stream_rates(streams));
+      out_ << "balance " << role << ": min " << util::format_rate(balance.min, options_.unit) << ", max "
+           << util::format_rate(balance.max, options_.unit) << ", stddev "
+           << util::format_rate(balance.stddev, options_.unit)
+           << printf_line(", Jain's fairness index %.4f\n", balance.jain);
+    };
+    if (!sent.empty()) balance_line("sender  ", sent);
+    if (!received.empty()) balance_line("receiver", received);
   }
-  out.flush();
+
+  const char* local_name = report.start.from_client ? "client" : "server";
+  const char* remote_name = report.start.from_client ? "server" : "client";
+  std::string local_who = std::string("local (") + local_name + ")";
+  std::string remote_who = std::string("remote (") + remote_name + ")";
+  std::uint64_t moved = sent_sum.bytes;
+  if (report.local().present) out_ << cpu_line(local_who.c_str(), report.local(), moved);
+  if (report.remote().present) out_ << cpu_line(remote_who.c_str(), report.remote(), moved);
+
+  // TCP_INFO of the sending side: that is where rtt, cwnd and retransmits mean something.
+  if (report.sender.present && !report.sender.intervals.empty()) {
+    std::uint32_t retransmits = 0, max_cwnd = 0, min_rtt = 0, max_rtt = 0;
+    double rtt_sum = 0;
+    std::size_t with_info = 0;
+    for (std::size_t i = 0; i < report.start.connections; ++i) {
+      stats::TcpSummary tcp = stats::tcp_summary(report.sender.intervals, i);
+      if (!tcp.valid) continue;
+      if (options_.per_stream_lines)
+        out_ << printf_line("tcp [%3zu]: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s\n", i + 1,
+                            tcp.retransmits, tcp.min_rtt_us, tcp.mean_rtt_us, tcp.max_rtt_us,
+                            util::format_bytes(tcp.max_snd_cwnd).c_str());
+      retransmits += tcp.retransmits;
+      max_cwnd = std::max(max_cwnd, tcp.max_snd_cwnd);
+      min_rtt = with_info == 0 ? tcp.min_rtt_us : std::min(min_rtt, tcp.min_rtt_us);
+      max_rtt = std::max(max_rtt, tcp.max_rtt_us);
+      rtt_sum += tcp.mean_rtt_us;
+      ++with_info;
+    }
+    if (with_info)
+      out_ << printf_line("tcp sender: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s, congestion %s\n",
+                          retransmits, min_rtt, rtt_sum / static_cast<double>(with_info), max_rtt,
+                          util::format_bytes(max_cwnd).c_str(),
+                          report.sender.congestion.empty() ? "?" : report.sender.congestion.c_str());
+  }
+  for (std::uint32_t stream : report.mismatched_streams)
+    out_ << "connection " << stream + 1 << ": sender and receiver byte counts differ\n";
+  out_.flush();
 }
 
 }  // namespace testio::report

@@ -1,12 +1,27 @@
-// The human table: per-connection lines (with -v or few connections), then sender and receiver sums.
+// The human table: a line per interval as it closes (per connection too with -v), then the
+// sender and receiver sums, balance across connections, CPU and TCP_INFO.
 #pragma once
 
 #include <ostream>
+#include <vector>
 
-#include "report/test_report.hpp"
+#include "report/reporter.hpp"
 
 namespace testio::report {
 
-void print_text_report(std::ostream& out, const TestReport& report);
+class TextReporter final : public Reporter {
+ public:
+  TextReporter(std::ostream& out, ReporterOptions options) : out_(out), options_(options) {}
+  void start(const StartInfo& start) override;
+  void interval(const stats::IntervalRecord& record) override;
+  void end(const TestReport& report) override;
+  void error(const std::string&) override {}  // already on stderr through the log
+
+ private:
+  std::ostream& out_;
+  ReporterOptions options_;
+  StartInfo start_;
+  std::vector<std::uint32_t> last_retransmits_;
+};
 
 }  // namespace testio::report

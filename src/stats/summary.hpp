@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stats/counters.hpp"
+#include "stats/interval.hpp"
 
 namespace testio::stats {
 
@@ -38,6 +39,47 @@ SideSummary summarize(const std::vector<StreamFigures>& streams) noexcept;
 
 // A snapshot of live counters; `window_end_s` stands in for streams that sent nothing.
 StreamFigures figures_from(const StreamCounters& counters, double window_start_s) noexcept;
+
+// Spread of per-stream rates. Jain's fairness index is (sum x)^2 / (n * sum x^2): 1 when all
+// streams are equal, 1/n when one stream carries everything (how a bond hashing flows unevenly shows).
+struct Balance {
+  double min = 0, max = 0, mean = 0, stddev = 0, jain = 0;
+};
+Balance balance_of(const std::vector<double>& values) noexcept;
+std::vector<double> stream_rates(const std::vector<StreamFigures>& streams);
+
+// Totals with the omitted (-O) intervals taken out: what the summary reports. Unchanged when
+// nothing was omitted.
+std::vector<StreamFigures> excluding_omitted(const std::vector<StreamFigures>& totals,
+                                             const std::vector<IntervalRecord>& intervals);
+
+// User and system CPU time of this process (every thread), from getrusage(RUSAGE_SELF).
+struct CpuTimes {
+  double user_s = 0;
+  double system_s = 0;
+  static CpuTimes now() noexcept;
+  CpuTimes operator-(const CpuTimes& earlier) const noexcept {
+    return {user_s - earlier.user_s, system_s - earlier.system_s};
+  }
+};
+
+// CPU over a test: % of one core, and CPU-seconds per GB (1e9 bytes) moved.
+struct CpuUsage {
+  double user_percent = 0, system_percent = 0, total_percent = 0;
+  double seconds_per_gb = 0;
+};
+CpuUsage cpu_usage(const CpuTimes& used, double wall_s, std::uint64_t bytes) noexcept;
+
+// TCP_INFO over one stream's intervals: what iperf3 reports per sender stream at the end.
+struct TcpSummary {
+  bool valid = false;
+  std::uint32_t retransmits = 0;   // total_retrans at the last valid sample
+  std::uint32_t max_snd_cwnd = 0;
+  std::uint32_t min_rtt_us = 0, max_rtt_us = 0;
+  double mean_rtt_us = 0;
+  std::uint64_t last_delivery_rate_bps = 0;
+};
+TcpSummary tcp_summary(const std::vector<IntervalRecord>& intervals, std::size_t stream) noexcept;
 
 // Bytes each of `connections` streams sends so that they add up to exactly `total`.
 std::uint64_t share_of_total(std::uint64_t total, std::uint32_t connections,

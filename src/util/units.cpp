@@ -92,7 +92,24 @@ std::string scaled(double value, const char* const* units, int count, double ste
 }
 }  // namespace
 
-std::string format_rate(double bps) {
+bool is_rate_unit(char unit) noexcept {
+  switch (unit) {
+    case 'a': case 'k': case 'm': case 'g': case 'K': case 'M': case 'G': return true;
+    default: return false;
+  }
+}
+
+std::string format_rate(double bps, char unit) {
+  struct Forced { char unit; double divisor; const char* name; };
+  static constexpr Forced kForced[] = {
+      {'k', 1e3, "Kbit/s"},   {'m', 1e6, "Mbit/s"},   {'g', 1e9, "Gbit/s"},
+      {'K', 8e3, "KByte/s"},  {'M', 8e6, "MByte/s"},  {'G', 8e9, "GByte/s"}};
+  for (const Forced& forced : kForced) {
+    if (forced.unit != unit) continue;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2f %s", bps / forced.divisor, forced.name);
+    return text;
+  }
   static const char* const units[] = {"bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
   return scaled(bps, units, 5, 1000.0);
 }

@@ -27,8 +27,11 @@ std::uint64_t parse_count(std::string_view text, std::string_view what);
 
 double bits_per_second(std::uint64_t bytes, double seconds) noexcept;
 
-// Decimal, auto-scaled: "18.70 Gbit/s", "950.12 Mbit/s".
-std::string format_rate(double bits_per_second);
+// Decimal, auto-scaled: "18.70 Gbit/s", "950.12 Mbit/s". `unit` forces one, as iperf's -f:
+// 'k', 'm', 'g' for Kbit/s, Mbit/s, Gbit/s; 'K', 'M', 'G' for KByte/s, MByte/s, GByte/s
+// (decimal); 'a' (or anything else) scales automatically.
+std::string format_rate(double bits_per_second, char unit = 'a');
+bool is_rate_unit(char unit) noexcept;
 // Decimal, auto-scaled: "66.60 GB", "2.10 MB", "512 B".
 std::string format_bytes(std::uint64_t bytes);
 // Binary, for buffer sizes the user typed in binary units: "2 MiB", "128 KiB", "1000 B".

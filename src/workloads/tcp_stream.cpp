@@ -129,8 +129,8 @@ void TcpReceiver::on_read(const asio::error_code& error, std::size_t received) {
 
 void TcpReceiver::finish(bool failed) {
   finished_ = true;
-  asio::error_code ignored;
-  socket_.close(ignored);
+  // The socket stays open until the stream is destroyed: the sampler may still read TCP_INFO
+  // by its descriptor, which must not be reused by another socket meanwhile.
   counters_.failed.store(failed, std::memory_order_relaxed);
   counters_.finished.store(true, std::memory_order_release);
   if (on_done_) on_done_();

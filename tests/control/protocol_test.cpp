@@ -91,20 +91,64 @@ TEST(ErrorMessage, BecomesPeerErrorWithTheSentence) {
   EXPECT_THROW(fail_unexpected(start_message(), "now"), ProtocolError);
 }
 
-TEST(StreamsReportMessage, RoundTripAndStreamCount) {
-  StreamsReport report;
-  report.streams.push_back({1000, 10, 0.0, 1.5, false});
-  report.streams.push_back({2000, 20, 0.1, 1.4, true});
-  StreamsReport back = parse_streams_report(to_json(report, "results"), "results", 2);
+TEST(SideResultsMessage, RoundTripWithIntervalsAndStreamCount) {
+  SideResults results;
+  results.streams.push_back({1000, 10, 0.0, 1.5, false});
+  results.streams.push_back({2000, 20, 0.1, 1.4, true});
+  stats::IntervalRecord record;
+  record.start_s = 0;
+  record.end_s = 1;
+  record.omitted = true;
+  record.streams.resize(2);
+  record.streams[1].bytes = 1500;
+  record.streams[1].tcp.valid = true;
+  record.streams[1].tcp.rtt_us = 42;
+  record.streams[1].tcp.delivery_rate_bps = 1ull << 40;
+  results.intervals.push_back(record);
+  results.cpu = {0.25, 1.5};
+  results.wall_s = 2;
+  results.congestion = "cubic";
+  SideResults back = parse_side_results(to_json(results, "results"), "results", 2);
   ASSERT_EQ(back.streams.size(), 2u);
   EXPECT_EQ(back.streams[1].bytes, 2000u);
   EXPECT_TRUE(back.streams[1].failed);
   EXPECT_DOUBLE_EQ(back.streams[0].end_s, 1.5);
-  EXPECT_THROW(parse_streams_report(to_json(report, "results"), "results", 3), ProtocolError);
-  EXPECT_THROW(parse_streams_report(to_json(report, "results"), "sender_done", 2), ProtocolError);
-  nlohmann::json broken = to_json(report, "results");
-  broken["streams"][0]["bytes"] = "many";
-  EXPECT_THROW(parse_streams_report(broken, "results", 2), ProtocolError);
+  ASSERT_EQ(back.intervals.size(), 1u);
+  EXPECT_TRUE(back.intervals[0].omitted);
+  EXPECT_EQ(back.intervals[0].streams[1].bytes, 1500u);
+  EXPECT_EQ(back.intervals[0].streams[1].tcp.rtt_us, 42u);
+  EXPECT_EQ(back.intervals[0].streams[1].tcp.delivery_rate_bps, 1ull << 40);
+  EXPECT_FALSE(back.intervals[0].streams[0].tcp.valid);
+  EXPECT_DOUBLE_EQ(back.cpu.system_s, 1.5);
+  EXPECT_EQ(back.congestion, "cubic");
+  EXPECT_THROW(parse_side_results(to_json(results, "results"), "results", 3), ProtocolError);
+  EXPECT_THROW(parse_side_results(to_json(results, "results"), "sender_done", 2), ProtocolError);
+}
+
+TEST(SideResultsMessage, HostileFieldsAreRejected) {
+  SideResults results;
+  results.streams.resize(1);
+  stats::IntervalRecord record;
+  record.streams.resize(1);
+  results.intervals.push_back(record);
+  const nlohmann::json good = to_json(results, "results");
+  auto rejects = [&](auto&& mutate) {
+    nlohmann::json message = good;
+    mutate(message);
+    EXPECT_THROW(parse_side_results(message, "results", 1), ProtocolError) << message.dump();
+  };
+  rejects([](nlohmann::json& m) { m["streams"][0]["bytes"] = "many"; });
+  rejects([](nlohmann::json& m) { m["streams"][0]["bytes"] = -1; });
+  rejects([](nlohmann::json& m) { m["streams"][0]["failed"] = 1; });
+  rejects([](nlohmann::json& m) { m["intervals"] = 5; });
+  rejects([](nlohmann::json& m) { m["intervals"][0]["streams"][0] = nlohmann::json::array({1, 2}); });
+  rejects([](nlohmann::json& m) { m["intervals"][0]["streams"][0][3] = 1ull << 40; });
+  rejects([](nlohmann::json& m) { m["intervals"][0]["streams"] = nlohmann::json::array(); });
+  rejects([](nlohmann::json& m) { m["intervals"][0]["end_s"] = -1; });
+  rejects([](nlohmann::json& m) { m["cpu"] = "lots"; });
+  rejects([](nlohmann::json& m) { m["cpu"]["user_s"] = -2; });
+  rejects([](nlohmann::json& m) { m.erase("congestion"); });
+  rejects([](nlohmann::json& m) { m["congestion"] = std::string(100, 'x'); });
 }
 
 }  // namespace

@@ -65,5 +65,15 @@ TEST(Format, ScalesRatesBytesAndSizes) {
   EXPECT_EQ(format_size(1000), "1000 B");
 }
 
+TEST(Format, ForcedRateUnits) {
+  EXPECT_EQ(format_rate(17.31e9, 'm'), "17310.00 Mbit/s");
+  EXPECT_EQ(format_rate(8e9, 'G'), "1.00 GByte/s");
+  EXPECT_EQ(format_rate(8e6, 'K'), "1000.00 KByte/s");
+  EXPECT_EQ(format_rate(1e3, 'k'), "1.00 Kbit/s");
+  EXPECT_EQ(format_rate(1e3, 'a'), "1.00 Kbit/s");
+  EXPECT_TRUE(is_rate_unit('g'));
+  EXPECT_FALSE(is_rate_unit('x'));
+}
+
 }  // namespace
 }  // namespace testio::util

@@ -1,0 +1,52 @@
+// One side's measurements of a test: per-stream counters written by the workers, interval
+// records taken on the control thread at absolute deadlines, and the CPU the process used.
+// Owner: the control thread; the workers only write the counters.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <asio/awaitable.hpp>
+
+#include "control/protocol.hpp"
+#include "report/reporter.hpp"
+#include "stats/counters.hpp"
+#include "stats/sampler.hpp"
+#include "workloads/workload.hpp"
+
+namespace testio::engine {
+
+class Measurement {
+ public:
+  // `window_s` is omit + duration for a timed test, 0 for a byte-count test: the last interval
+  // then runs to the real end instead of a tick a few microseconds before it.
+  Measurement(std::uint32_t streams, double interval_s, double omit_s, double window_s);
+
+  stats::StreamCounters& counters(std::uint32_t stream) noexcept { return counters_[stream]; }
+  // The socket whose TCP_INFO each interval reads; it must stay open until finish().
+  void watch_socket(std::uint32_t stream, int fd) noexcept { fds_[stream] = fd; }
+
+  // Call as the test starts (with the clock handed to the workers).
+  void begin(const workloads::TestClock& clock);
+  // Reports an interval at each boundary; runs until cancelled (await it with || beside the
+  // event that ends the test).
+  asio::awaitable<void> sample(report::Reporter& reporter);
+  // Closes the last interval now and gathers this side's figures. Call once every stream ended.
+  control::SideResults finish(report::Reporter& reporter, bool sender);
+
+ private:
+  void tick(double end_s, report::Reporter& reporter);
+
+  std::unique_ptr<stats::StreamCounters[]> counters_;
+  std::vector<int> fds_;
+  stats::IntervalSchedule schedule_;
+  double window_s_;
+  std::optional<stats::Sampler> sampler_;
+  workloads::TestClock clock_;
+  stats::CpuTimes cpu_at_start_;
+  double last_tick_s_ = 0;
+  std::vector<stats::IntervalRecord> intervals_;
+};
+
+}  // namespace testio::engine

@@ -1,0 +1,274 @@
+#include "report/json_reporter.hpp"
+
+#include <sys/utsname.h>
+
+#include <ctime>
+
+#include "report/text_reporter.hpp"
+#include "util/units.hpp"
+
+namespace testio::report {
+namespace {
+
+using json = Json;
+
+std::string system_info() {
+  utsname name{};
+  if (uname(&name) != 0) return "";
+  return std::string(name.sysname) + " " + name.nodename + " " + name.release + " " + name.version + " " +
+         name.machine;
+}
+
+std::string http_date(std::int64_t seconds) {
+  std::time_t time = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  gmtime_r(&time, &utc);
+  char text[64];
+  std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
+  return text;
+}
+
+json figures_json(int socket, const stats::StreamFigures& figures, bool sender) {
+  return {{"socket", socket},
+          {"start", figures.start_s},
+          {"end", figures.end_s},
+          {"seconds", figures.seconds()},
+          {"bytes", figures.bytes},
+          {"bits_per_second", util::bits_per_second(figures.bytes, figures.seconds())},
+          {"sender", sender}};
+}
+
+json testio_stream_extra(const stats::StreamFigures& figures) {
+  return {{"calls", figures.calls}, {"bytes_per_call", figures.bytes_per_call()}, {"failed", figures.failed}};
+}
+
+json sum_json(const stats::SideSummary& sum, bool sender) {
+  return {{"start", 0.0}, {"end", sum.seconds}, {"seconds", sum.seconds}, {"bytes", sum.bytes},
+          {"bits_per_second", sum.bits_per_second}, {"sender", sender}};
+}
+
+json balance_json(const std::vector<stats::StreamFigures>& streams) {
+  stats::Balance balance = stats::balance_of(stats::stream_rates(streams));
+  return {{"min_bits_per_second", balance.min}, {"max_bits_per_second", balance.max},
+          {"mean_bits_per_second", balance.mean}, {"stddev_bits_per_second", balance.stddev},
+          {"jain_fairness_index", balance.jain}};
+}
+
+json side_extra(const SideReport& side, const std::vector<stats::StreamFigures>& figures,
+                std::uint64_t bytes_moved) {
+  stats::SideSummary sum = stats::summarize(figures);
+  stats::CpuUsage cpu = stats::cpu_usage(side.cpu, side.wall_s, bytes_moved);
+  return {{"calls", sum.calls},
+          {"bytes_per_call", sum.calls ? static_cast<double>(sum.bytes) / static_cast<double>(sum.calls) : 0.0},
+          {"failed_streams", sum.failed_streams},
+          {"balance", balance_json(figures)},
+          {"cpu", {{"user_seconds", side.cpu.user_s}, {"system_seconds", side.cpu.system_s},
+                   {"wall_seconds", side.wall_s}, {"percent_of_core", cpu.total_percent},
+                   {"cpu_seconds_per_gb", cpu.seconds_per_gb}}}};
+}
+
+}  // namespace
+
+json start_json(const StartInfo& start) {
+  json connected = json::array();
+  for (std::size_t i = 0; i < start.connected.size(); ++i) {
+    const StreamEndpoints& ends = start.connected[i];
+    connected.push_back({{"socket", static_cast<int>(i + 1)}, {"local_host", ends.local_host},
+                         {"local_port", ends.local_port}, {"remote_host", ends.remote_host},
+                         {"remote_port", ends.remote_port}});
+  }
+  json result = {
+      {"connected", std::move(connected)},
+      {"version", std::string("testio ") + TESTIO_VERSION},
+      {"system_info", system_info()},
+      {"timestamp", {{"time", http_date(start.timestamp)}, {"timesecs", start.timestamp}}},
+      {"cookie", ""},
+      {"tcp_mss_default", start.mss},
+      {"sock_bufsize", start.window},
+      {"sndbuf_actual", start.sndbuf_actual},
+      {"rcvbuf_actual", start.rcvbuf_actual},
+      {"test_start",
+       {{"protocol", "TCP"}, {"num_streams", start.connections}, {"blksize", start.buffer},
+        {"omit", start.omit_s}, {"duration", start.duration_s}, {"bytes", start.total_bytes},
+        {"blocks", 0}, {"reverse", 0}, {"tos", 0}, {"bidir", 0}}},
+      {"testio",
+       {{"role", start.from_client ? "client" : "server"},
+        {"client_threads", start.client_threads},
+        {"server_threads", start.server_threads},
+        {"recv_mode", config::to_string(start.recv_mode)},
+        {"interval", start.interval_s}}}};
+  if (start.from_client)
+    result["connecting_to"] = {{"host", start.connecting_host}, {"port", start.connecting_port}};
+  else
+    result["accepted_connection"] = {{"host", start.peer}};
+  return result;
+}
+
+json interval_json(const stats::IntervalRecord& record, bool sender,
+                   std::vector<std::uint32_t>& last_retransmits) {
+  json streams = json::array();
+  std::uint64_t retransmits = 0;
+  std::uint64_t calls = 0;
+  if (last_retransmits.size() < record.streams.size()) last_retransmits.resize(record.streams.size(), 0);
+  for (std::size_t i = 0; i < record.streams.size(); ++i) {
+    const stats::StreamSample& sample = record.streams[i];
+    calls += sample.calls;
+    json stream = {{"socket", static_cast<int>(i + 1)},
+                   {"start", record.start_s},
+                   {"end", record.end_s},
+                   {"seconds", record.seconds()},
+                   {"bytes", sample.bytes},
+                   {"bits_per_second", util::bits_per_second(sample.bytes, record.seconds())},
+                   {"omitted", record.omitted},
+                   {"sender", sender}};
+    json extra = {{"calls", sample.calls},
+                  {"bytes_per_call", sample.calls ? static_cast<double>(sample.bytes) / static_cast<double>(sample.calls) : 0.0}};
+    if (sample.tcp.valid) {
+      std::uint32_t delta = sample.tcp.total_retrans - last_retransmits[i];
+      last_retransmits[i] = sample.tcp.total_retrans;
+      if (sender) {
+        stream["retransmits"] = delta;
+        stream["snd_cwnd"] = sample.tcp.snd_cwnd_bytes;
+        stream["rtt"] = sample.tcp.rtt_us;
+        stream["rttvar"] = sample.tcp.rttvar_us;
+        stream["pmtu"] = sample.tcp.pmtu;
+        retransmits += delta;
+      }
+      extra["tcp_info"] = {{"rtt_us", sample.tcp.rtt_us}, {"rttvar_us", sample.tcp.rttvar_us},
+                           {"snd_cwnd_bytes", sample.tcp.snd_cwnd_bytes},
+                           {"total_retrans", sample.tcp.total_retrans}, {"pmtu", sample.tcp.pmtu},
+                           {"delivery_rate_bps", sample.tcp.delivery_rate_bps}};
+    }
+    stream["testio"] = std::move(extra);
+    streams.push_back(std::move(stream));
+  }
+  std::uint64_t bytes = record.bytes();
+  json sum = {{"start", record.start_s}, {"end", record.end_s}, {"seconds", record.seconds()},
+              {"bytes", bytes}, {"bits_per_second", util::bits_per_second(bytes, record.seconds())},
+              {"omitted", record.omitted}, {"sender", sender},
+              {"testio", {{"calls", calls}}}};
+  if (sender) sum["retransmits"] = retransmits;
+  return {{"streams", std::move(streams)}, {"sum", std::move(sum)}};
+}
+
+json end_json(const TestReport& report) {
+  std::vector<stats::StreamFigures> sent = summary_figures(report.sender);
+  std::vector<stats::StreamFigures> received = summary_figures(report.receiver);
+  json streams = json::array();
+  std::uint64_t retransmits = 0;
+  for (std::size_t i = 0; i < report.start.connections; ++i) {
+    json entry = json::object();
+    if (i < sent.size()) {
+      json sender = figures_json(static_cast<int>(i + 1), sent[i], true);
+      stats::TcpSummary tcp = stats::tcp_summary(report.sender.intervals, i);
+      if (tcp.valid) {
+        sender["retransmits"] = tcp.retransmits;
+        sender["max_snd_cwnd"] = tcp.max_snd_cwnd;
+        sender["max_rtt"] = tcp.max_rtt_us;
+        sender["min_rtt"] = tcp.min_rtt_us;
+        sender["mean_rtt"] = static_cast<std::uint64_t>(tcp.mean_rtt_us);
+        retransmits += tcp.retransmits;
+      }
+      sender["testio"] = testio_stream_extra(sent[i]);
+      entry["sender"] = std::move(sender);
+    }
+    if (i < received.size()) {
+      json receiver = figures_json(static_cast<int>(i + 1), received[i], false);
+      receiver["testio"] = testio_stream_extra(received[i]);
+      entry["receiver"] = std::move(receiver);
+    }
+    streams.push_back(std::move(entry));
+  }
+  stats::SideSummary sent_sum = stats::summarize(sent);
+  stats::SideSummary received_sum = stats::summarize(received);
+  json sum_sent = sum_json(sent_sum, true);
+  sum_sent["retransmits"] = retransmits;
+  json sum_received = sum_json(received_sum, false);
+
+  std::uint64_t moved = sent_sum.bytes;
+  stats::CpuUsage local = stats::cpu_usage(report.local().cpu, report.local().wall_s, moved);
+  stats::CpuUsage remote = stats::cpu_usage(report.remote().cpu, report.remote().wall_s, moved);
+
+  json extra = json::object();
+  if (report.sender.present) extra["sender"] = side_extra(report.sender, sent, moved);
+  if (report.receiver.present) extra["receiver"] = side_extra(report.receiver, received, moved);
+  extra["byte_counts_match"] = report.mismatched_streams.empty();
+  extra["mismatched_streams"] = report.mismatched_streams;
+  // The other side's intervals, as it measured them (the local side's are in "intervals").
+  json remote_intervals = json::array();
+  std::vector<std::uint32_t> retransmit_state;
+  for (const stats::IntervalRecord& record : report.remote().intervals)
+    remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state));
+  extra["remote_intervals"] = std::move(remote_intervals);
+
+  return {{"streams", std::move(streams)},
+          {"sum_sent", std::move(sum_sent)},
+          {"sum_received", std::move(sum_received)},
+          {"cpu_utilization_percent",
+           {{"host_total", local.total_percent}, {"host_user", local.user_percent},
+            {"host_system", local.system_percent}, {"remote_total", remote.total_percent},
+            {"remote_user", remote.user_percent}, {"remote_system", remote.system_percent}}},
+          {"sender_tcp_congestion", report.sender.congestion},
+          {"receiver_tcp_congestion", report.receiver.congestion},
+          {"testio", std::move(extra)}};
+}
+
+void JsonReporter::emit(const char* event, json data) {
+  json line = json::object();
+  line["event"] = event;
+  line["data"] = std::move(data);
+  out_ << line.dump() << "\n";
+  out_.flush();
+}
+
+void JsonReporter::start(const StartInfo& start) {
+  local_is_sender_ = start.local_is_sender;
+  interval_s_ = start.interval_s;
+  last_retransmits_.assign(start.connections, 0);
+  document_ = {{"start", start_json(start)}, {"intervals", json::array()}, {"end", json::object()}};
+  if (stream_events_) emit("start", document_["start"]);
+}
+
+void JsonReporter::interval(const stats::IntervalRecord& record) {
+  if (interval_s_ <= 0) return;  // -i 0: no interval reports, as iperf3
+  json entry = interval_json(record, local_is_sender_, last_retransmits_);
+  if (stream_events_)
+    emit("interval", std::move(entry));
+  else
+    document_["intervals"].push_back(std::move(entry));
+}
+
+void JsonReporter::end(const TestReport& report) {
+  json end = end_json(report);
+  if (stream_events_) {
+    emit("end", std::move(end));
+  } else {
+    document_["end"] = std::move(end);
+    out_ << document_.dump(2) << "\n";
+    out_.flush();
+  }
+  document_ = json();
+}
+
+void JsonReporter::error(const std::string& message) {
+  if (stream_events_) {
+    emit("error", message);
+    return;
+  }
+  if (document_.is_null()) document_ = {{"start", json::object()}, {"intervals", json::array()}, {"end", json::object()}};
+  document_["error"] = message;
+  out_ << document_.dump(2) << "\n";
+  out_.flush();
+  document_ = json();
+}
+
+std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::ostream& out, ReporterOptions options) {
+  switch (format) {
+    case OutputFormat::json: return std::make_unique<JsonReporter>(out, false);
+    case OutputFormat::json_stream: return std::make_unique<JsonReporter>(out, true);
+    case OutputFormat::text: break;
+  }
+  return std::make_unique<TextReporter>(out, options);
+}
+
+}  // namespace testio::report

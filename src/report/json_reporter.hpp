@@ -1,0 +1,43 @@
+// iperf3-shaped JSON: one document at the end (--json) or one line per event (--json-stream).
+// iperf3's field names are kept as they are; testio's own figures sit beside them under "testio".
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/reporter.hpp"
+
+namespace testio::report {
+
+// Keys in insertion order, as iperf3 prints them (start, intervals, end), not sorted.
+using Json = nlohmann::ordered_json;
+
+// The pieces, shared by both reporters and tested on their own.
+Json start_json(const StartInfo& start);
+// `last_retransmits` carries each stream's cumulative retransmits between calls.
+Json interval_json(const stats::IntervalRecord& record, bool sender,
+                             std::vector<std::uint32_t>& last_retransmits);
+Json end_json(const TestReport& report);
+
+class JsonReporter final : public Reporter {
+ public:
+  JsonReporter(std::ostream& out, bool stream_events) : out_(out), stream_events_(stream_events) {}
+  void start(const StartInfo& start) override;
+  void interval(const stats::IntervalRecord& record) override;
+  void end(const TestReport& report) override;
+  void error(const std::string& message) override;
+
+ private:
+  void emit(const char* event, Json data);
+
+  std::ostream& out_;
+  bool stream_events_;
+  bool local_is_sender_ = true;
+  double interval_s_ = 0;
+  Json document_;
+  std::vector<std::uint32_t> last_retransmits_;
+};
+
+}  // namespace testio::report

@@ -1,0 +1,32 @@
+// A reporter turns a test's events into output: the text table, one JSON document, or JSON lines.
+// Owner: the control thread; it is called for each event in order, never concurrently.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "report/test_report.hpp"
+
+namespace testio::report {
+
+using config::OutputFormat;
+
+struct ReporterOptions {
+  bool per_stream_lines = false;   // -v, or few connections
+  char unit = 'a';                 // -f
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void start(const StartInfo& start) = 0;
+  // One interval of this side's own measurements, as it closes.
+  virtual void interval(const stats::IntervalRecord& record) = 0;
+  virtual void end(const TestReport& report) = 0;
+  virtual void error(const std::string& message) = 0;
+};
+
+std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::ostream& out, ReporterOptions options);
+
+}  // namespace testio::report

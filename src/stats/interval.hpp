@@ -1,0 +1,47 @@
+// Interval records: what moved on each stream between two sampler ticks, with the stream's
+// TCP_INFO at the tick. Plain values, made on the control thread, read by reporters.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "net/tcp_info.hpp"
+
+namespace testio::stats {
+
+struct StreamSample {
+  std::uint64_t bytes = 0;   // moved during the interval
+  std::uint64_t calls = 0;
+  net::TcpInfo tcp;          // at the interval's end
+};
+
+struct IntervalRecord {
+  double start_s = 0;
+  double end_s = 0;
+  bool omitted = false;      // inside -O: shown, but left out of the summary
+  std::vector<StreamSample> streams;
+
+  double seconds() const noexcept { return end_s - start_s; }
+  std::uint64_t bytes() const noexcept {
+    std::uint64_t total = 0;
+    for (const StreamSample& stream : streams) total += stream.bytes;
+    return total;
+  }
+};
+
+// Where interval boundaries fall: k*interval inside the omit period, the omit boundary itself,
+// then omit + k*interval. Absolute offsets from the test start, so ticks never drift.
+class IntervalSchedule {
+ public:
+  IntervalSchedule(double interval_s, double omit_s) noexcept : interval_(interval_s), omit_(omit_s) {}
+  // The first boundary after `previous_s`; +infinity when there is none (-i 0, past the omit).
+  double next_after(double previous_s) const noexcept;
+  bool omitted(double interval_start_s) const noexcept { return interval_start_s < omit_; }
+  double omit_s() const noexcept { return omit_; }
+
+ private:
+  double interval_;
+  double omit_;
+};
+
+}  // namespace testio::stats

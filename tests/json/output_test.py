@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""JSON and reporting tests against the real binary on 127.0.0.1, read the way a dashboard would.
+
+Usage: output_test.py TESTIO_BINARY SCHEMA_FILE. Prints TAP. Needs python3-jsonschema and jq.
+Asserts byte counts, shapes and messages only: never a time or a rate threshold.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonschema
+
+BINARY, SCHEMA_PATH = sys.argv[1], sys.argv[2]
+with open(SCHEMA_PATH) as schema_file:
+    VALIDATOR = jsonschema.Draft7Validator(json.load(schema_file))
+
+results = []
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def valid(document, what):
+    errors = sorted(VALIDATOR.iter_errors(document), key=lambda e: list(e.path))
+    check(not errors, f"{what} does not match the schema: " +
+          "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:3]))
+
+
+class Server:
+    """testio -s on a kernel-chosen port of 127.0.0.1, stopped on exit."""
+
+    def __init__(self, *extra):
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.out = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen([BINARY, "-s", "-B", "127.0.0.1", "-p", "0", *extra],
+                                        stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            self.err.seek(0)
+            match = re.search(r"listening on \S+:(\d+)", self.err.read())
+            if match:
+                self.port = match.group(1)
+                return
+            time.sleep(0.05)
+        self.process.kill()
+        raise AssertionError("the server did not start")
+
+    def stdout(self):
+        self.out.seek(0)
+        return self.out.read()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.out.close()
+        self.err.close()
+
+
+def client(server, *args, code=0):
+    done = subprocess.run([BINARY, "-c", "127.0.0.1", "-p", server.port, *args], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    check(done.returncode == code, f"exit {done.returncode}, wanted {code}: {done.stderr}")
+    return done
+
+
+def kept_interval_bytes(intervals):
+    return sum(i["sum"]["bytes"] for i in intervals if not i["sum"]["omitted"])
+
+
+def test(function):
+    results.append(function)
+    return function
+
+
+@test
+def json_document_validates_and_feeds_a_dashboard():
+    with Server() as server:
+        document = json.loads(client(server, "4", "-t", "2", "--json").stdout)
+    valid(document, "--json output")
+    end = document["end"]
+    check(end["sum_received"]["bits_per_second"] > 0, "sum_received.bits_per_second is not > 0")
+    check(end["sum_sent"]["bytes"] == end["sum_received"]["bytes"], "sent and received bytes differ")
+    check(end["testio"]["byte_counts_match"] is True, "byte_counts_match is not true")
+    for stream in end["streams"]:
+        check(stream["sender"]["bytes"] == stream["receiver"]["bytes"], "a stream's counts differ")
+    check(len(document["intervals"]) >= 1, "no intervals")
+
+
+@test
+def interval_sums_equal_the_totals():
+    with Server() as server:
+        document = json.loads(client(server, "3", "-t", "2", "-i", "0.5", "--json").stdout)
+    valid(document, "--json output")
+    check(kept_interval_bytes(document["intervals"]) == document["end"]["sum_sent"]["bytes"],
+          "interval bytes do not add up to sum_sent.bytes")
+    remote = document["end"]["testio"]["remote_intervals"]
+    check(kept_interval_bytes(remote) == document["end"]["sum_received"]["bytes"],
+          "the server's interval bytes do not add up to sum_received.bytes")
+    for interval in document["intervals"]:
+        check(sum(s["bytes"] for s in interval["streams"]) == interval["sum"]["bytes"],
+              "an interval's streams do not add up to its sum")
+
+
+@test
+def omitted_seconds_are_marked_and_left_out_of_the_summary():
+    with Server() as server:
+        document = json.loads(client(server, "2", "-t", "1", "-O", "1", "-i", "0.5", "--json").stdout)
+    valid(document, "--json output with -O")
+    flags = [i["sum"]["omitted"] for i in document["intervals"]]
+    check(flags[:2] == [True, True] and not any(flags[2:]) and len(flags) >= 3,
+          f"omitted flags {flags}: want the first second omitted, the rest not")
+    all_bytes = sum(i["sum"]["bytes"] for i in document["intervals"])
+    kept = kept_interval_bytes(document["intervals"])
+    check(kept == document["end"]["sum_sent"]["bytes"], "sum_sent.bytes includes omitted bytes")
+    check(all_bytes > kept, "nothing was omitted")
+    check(document["start"]["test_start"]["omit"] == 1, "test_start.omit is not 1")
+
+
+@test
+def remote_figures_are_in_the_client_report():
+    with Server() as server:
+        document = json.loads(client(server, "2", "-n", "200M", "--json").stdout)
+    valid(document, "--json output")
+    end = document["end"]
+    check(end["sum_received"]["bytes"] == 200 * 1024 * 1024, "receiver bytes are not the -n count")
+    check(end["cpu_utilization_percent"]["remote_total"] > 0, "no remote CPU figure")
+    check(end["testio"]["receiver"]["cpu"]["cpu_seconds_per_gb"] > 0, "no receiver CPU per GB")
+    check(len(end["testio"]["remote_intervals"]) >= 1, "no remote intervals")
+    check(end["testio"]["receiver"]["calls"] > 0, "no receive call count")
+
+
+@test
+def json_stream_lines_validate_in_order():
+    with Server() as server:
+        lines = client(server, "2", "-t", "2", "-i", "0.5", "--json-stream").stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    for event in events:
+        valid(event, f"--json-stream line {event.get('event')}")
+    kinds = [e["event"] for e in events]
+    check(kinds[0] == "start" and kinds[-1] == "end" and set(kinds[1:-1]) == {"interval"},
+          f"event order {kinds}")
+    interval_bytes = sum(e["data"]["sum"]["bytes"] for e in events if e["event"] == "interval")
+    check(interval_bytes == events[-1]["data"]["sum_sent"]["bytes"], "stream intervals do not add up")
+
+
+@test
+def server_json_validates():
+    with Server("--json", "-1") as server:
+        client(server, "2", "-t", "1")
+        server.process.wait(30)
+        document = json.loads(server.stdout())
+    valid(document, "server --json output")
+    check(document["start"]["testio"]["role"] == "server", "the server's document says another role")
+    check(document["end"]["sum_received"]["bytes"] == document["end"]["sum_sent"]["bytes"],
+          "the server's sent and received bytes differ")
+
+
+@test
+def an_error_is_json_too():
+    with Server() as server:
+        port = server.port
+    done = subprocess.run([BINARY, "-c", "127.0.0.1", "-p", port, "-t", "1", "--json"], capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    check(done.returncode == 1, f"exit {done.returncode} for a refused port")
+    document = json.loads(done.stdout)
+    valid(document, "--json error output")
+    check("cannot connect" in document["error"], f"error text: {document['error']}")
+    done = subprocess.run([BINARY, "-c", "127.0.0.1", "-p", port, "-t", "1", "--json-stream"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    line = json.loads(done.stdout.splitlines()[-1])
+    valid(line, "--json-stream error line")
+    check(line["event"] == "error", "the last line is not an error event")
+
+
+@test
+def jq_reads_it_as_a_dashboard_would():
+    with Server() as server:
+        out = client(server, "2", "-t", "1", "--json").stdout
+    done = subprocess.run(["jq", "-e", ".end.sum_received.bits_per_second > 0 and "
+                           "(.end.streams | length) == 2"], input=out, capture_output=True, text=True)
+    check(done.returncode == 0 and done.stdout.strip() == "true", f"jq said {done.stdout} {done.stderr}")
+
+
+@test
+def no_intervals_with_i_zero():
+    with Server() as server:
+        document = json.loads(client(server, "1", "-t", "1", "-i", "0", "--json").stdout)
+        text = client(server, "1", "-t", "1", "-i", "0").stdout
+    valid(document, "--json -i 0")
+    check(document["intervals"] == [], "intervals reported with -i 0")
+    check(" s " not in text.split("- - -")[0].split("\n", 1)[1], "interval lines printed with -i 0")
+
+
+@test
+def forced_units_and_text_figures():
+    with Server() as server:
+        text = client(server, "2", "-t", "1", "-f", "m").stdout
+    check("Mbit/s" in text and "Gbit/s" not in text, "-f m did not force Mbit/s")
+    for needed in ("Jain's fairness index", "CPU-seconds per GB", "cpu local (client)", "cpu remote (server)",
+                   "tcp sender: retransmits", "[  SUM] sender", "[  SUM] receiver"):
+        check(needed in text, f"the text report lacks {needed!r}")
+
+
+@test
+def logfile_takes_the_report():
+    with Server() as server, tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "run.log")
+        done = client(server, "1", "-t", "1", "--logfile", path)
+        check(done.stdout == "", "stdout is not empty with --logfile")
+        with open(path) as log:
+            check("[  SUM] receiver" in log.read(), "the log file lacks the report")
+
+
+@test
+def profiles_load_and_the_command_line_wins():
+    with Server() as server:
+        text = client(server, "--config", os.path.join(os.path.dirname(SCHEMA_PATH), "..", "configs", "quick.json"),
+                      "-t", "1", "-P", "2").stdout
+    check("2 connections" in text and ", 1 s," in text, f"profile/command line merge: {text.splitlines()[0]}")
+
+
+@test
+def bad_profiles_name_the_key():
+    with tempfile.TemporaryDirectory() as directory:
+        cases = [('{"paralel": 4}', "paralel"), ('{"buffer": "2X"}', "--buffer"), ('{"time": [1]}', "time"),
+                 ('not json', "not a JSON object")]
+        for text, named in cases:
+            path = os.path.join(directory, "profile.json")
+            with open(path, "w") as profile:
+                profile.write(text)
+            done = subprocess.run([BINARY, "--config", path, "-c", "127.0.0.1"], capture_output=True, text=True,
+                                  timeout=30, stdin=subprocess.DEVNULL)
+            check(done.returncode == 2, f"exit {done.returncode} for profile {text}")
+            check(named in done.stderr, f"the error for {text} does not name {named}: {done.stderr}")
+
+
+def main():
+    print(f"1..{len(results)}")
+    failed = 0
+    for number, function in enumerate(results, 1):
+        try:
+            function()
+            print(f"ok {number} - {function.__name__}")
+        except Exception as error:  # report every failure and go on to the next test
+            failed += 1
+            print(f"not ok {number} - {function.__name__}")
+            for line in str(error).splitlines():
+                print(f"# {line}")
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+#include "report/json_reporter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "report/text_reporter.hpp"
+
+namespace testio::report {
+namespace {
+
+stats::IntervalRecord record(double start, double end, bool omitted, std::vector<std::uint64_t> bytes) {
+  stats::IntervalRecord r;
+  r.start_s = start;
+  r.end_s = end;
+  r.omitted = omitted;
+  for (std::uint64_t b : bytes) r.streams.push_back({b, 1, {}});
+  return r;
+}
+
+TestReport two_stream_report() {
+  TestReport report;
+  report.start.connections = 2;
+  report.start.interval_s = 1;
+  report.start.connecting_host = "localhost";
+  report.sender.present = report.receiver.present = true;
+  report.sender.totals = {{1500, 3, 0, 2, false}, {500, 1, 0, 2, false}};
+  report.receiver.totals = {{1500, 5, 0.1, 2, false}, {500, 2, 0.1, 2, false}};
+  report.sender.intervals = {record(0, 1, true, {1000, 0}), record(1, 2, false, {500, 500})};
+  report.sender.cpu = {0.1, 0.3};
+  report.sender.wall_s = 2;
+  return report;
+}
+
+TEST(JsonEnd, SummaryLeavesOmittedBytesOut) {
+  Json end = end_json(two_stream_report());
+  EXPECT_EQ(end["sum_sent"]["bytes"], 1000u);
+  EXPECT_EQ(end["streams"][0]["sender"]["bytes"], 500u);
+  EXPECT_EQ(end["streams"][0]["receiver"]["bytes"], 1500u);  // the receiver logged no intervals
+  EXPECT_EQ(end["testio"]["byte_counts_match"], true);
+  EXPECT_DOUBLE_EQ(end["cpu_utilization_percent"]["host_total"].get<double>(), 20.0);
+}
+
+TEST(JsonEnd, MismatchesAreListed) {
+  TestReport report = two_stream_report();
+  report.mismatched_streams = {1};
+  Json end = end_json(report);
+  EXPECT_EQ(end["testio"]["byte_counts_match"], false);
+  EXPECT_EQ(end["testio"]["mismatched_streams"][0], 1);
+}
+
+TEST(JsonInterval, StreamsAddUpAndRetransmitsAreDeltas) {
+  stats::IntervalRecord r = record(0, 0.5, false, {300, 700});
+  r.streams[0].tcp.valid = true;
+  r.streams[0].tcp.total_retrans = 10;
+  std::vector<std::uint32_t> last = {4, 0};
+  Json interval = interval_json(r, /*sender=*/true, last);
+  EXPECT_EQ(interval["sum"]["bytes"], 1000u);
+  EXPECT_DOUBLE_EQ(interval["sum"]["bits_per_second"].get<double>(), 16000.0);
+  EXPECT_EQ(interval["streams"][0]["retransmits"], 6u);
+  EXPECT_EQ(interval["sum"]["retransmits"], 6u);
+  EXPECT_EQ(last[0], 10u);
+  EXPECT_FALSE(interval["streams"][1].contains("rtt"));  // no TCP_INFO for that stream
+}
+
+TEST(JsonReporter, DocumentHasIperf3TopLevelOrder) {
+  std::ostringstream out;
+  JsonReporter reporter(out, false);
+  TestReport report = two_stream_report();
+  reporter.start(report.start);
+  for (const auto& r : report.sender.intervals) reporter.interval(r);
+  reporter.end(report);
+  Json document = Json::parse(out.str());
+  std::vector<std::string> keys;
+  for (auto& [key, value] : document.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"start", "intervals", "end"}));
+  EXPECT_EQ(document["intervals"].size(), 2u);
+  EXPECT_EQ(document["start"]["connecting_to"]["host"], "localhost");
+}
+
+TEST(JsonReporter, StreamEmitsOneLinePerEvent) {
+  std::ostringstream out;
+  JsonReporter reporter(out, true);
+  TestReport report = two_stream_report();
+  reporter.start(report.start);
+  reporter.interval(report.sender.intervals[0]);
+  reporter.end(report);
+  reporter.error("gone");
+  std::istringstream lines(out.str());
+  std::vector<std::string> events;
+  for (std::string line; std::getline(lines, line);) events.push_back(Json::parse(line)["event"]);
+  EXPECT_EQ(events, (std::vector<std::string>{"start", "interval", "end", "error"}));
+}
+
+TEST(TextReporter, ShowsOmittedIntervalsAndForcedUnits) {
+  std::ostringstream out;
+  TextReporter reporter(out, {true, 'm'});
+  TestReport report = two_stream_report();
+  reporter.start(report.start);
+  reporter.interval(report.sender.intervals[0]);
+  reporter.end(report);
+  std::string text = out.str();
+  EXPECT_NE(text.find("(omitted)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Mbit/s"), std::string::npos);
+  EXPECT_EQ(text.find("Gbit/s"), std::string::npos);
+  EXPECT_NE(text.find("Jain's fairness index"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace testio::report
