@@ -137,6 +137,16 @@ TEST(Loopback, WindowIsAppliedAndReported) {
   EXPECT_NE(result.out.find("window 256 KiB"), std::string::npos) << result.out;
 }
 
+TEST(Loopback, AClampedWindowIsReportedWithItsSysctl) {
+  Server server;
+  // Far above Debian's default net.core.rmem_max (208 KiB) and below testio's 1 GiB cap.
+  Result result = run(client(server, {"1", "-n", "10M", "-w", "900M"}));
+  expect_equal_counts(result, 1);
+  bool clamped = result.err.find("clamped") != std::string::npos;
+  if (!clamped) GTEST_SKIP() << "this host's rmem_max/wmem_max allow 900 MiB";
+  EXPECT_NE(result.err.find("net.core."), std::string::npos) << result.err;
+}
+
 TEST(Loopback, IPv6) {
   int probe = socket(AF_INET6, SOCK_STREAM, 0);
   if (probe < 0) GTEST_SKIP() << "no IPv6 on this host";

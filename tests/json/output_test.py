@@ -166,6 +166,13 @@ def server_json_validates():
     check(document["start"]["testio"]["role"] == "server", "the server's document says another role")
     check(document["end"]["sum_received"]["bytes"] == document["end"]["sum_sent"]["bytes"],
           "the server's sent and received bytes differ")
+    with Server("--json-stream", "-1") as server:
+        client(server, "2", "-t", "1", "-i", "0.5")
+        server.process.wait(30)
+        events = [json.loads(line) for line in server.stdout().splitlines()]
+    for event in events:
+        valid(event, f"server --json-stream line {event.get('event')}")
+    check([e["event"] for e in events][::len(events) - 1] == ["start", "end"], "server event order")
 
 
 @test
