@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   g++ meson ninja-build pkg-config          # toolchain
   libasio-dev libspdlog-dev libcxxopts-dev   # libraries (Asio is header-only, found by header)
-  nlohmann-json3-dev libgtest-dev
+  nlohmann-json3-dev libgtest-dev libssl-dev
+  clang libclang-rt-14-dev                   # libFuzzer for the frame parser's fuzz target
   python3 python3-jsonschema jq              # meson, test summary, JSON output tests
   iperf3 iperf                               # side-by-side benchmarks
 )

@@ -38,8 +38,19 @@ cxxopts::Options make_options() {
     ("config", "Read options from a JSON profile (keys are long option names); the command line overrides it",
        cxxopts::value<std::string>(), "FILE");
   options.add_options("Server")
-    ("s,server", "Run as a server: serve tests, one at a time, until killed")
-    ("1,one-off", "Server: exit after one test");
+    ("s,server", "Run as a server: serve tests until killed (one at a time unless --max-tests)")
+    ("1,one-off", "Server: exit after one test")
+    ("max-tests", "Server: tests that may run at once; more get a busy answer", cxxopts::value<std::string>()->default_value("1"), "K")
+    ("allow", "Server: talk only to peers in these networks, e.g. 198.18.0.0/15,::1", cxxopts::value<std::string>(), "CIDR,...")
+    ("handshake-timeout", "Server: seconds a new connection may take to say who it is",
+       cxxopts::value<std::string>()->default_value("5"), "SECONDS");
+  options.add_options("Limits and security")
+    ("psk-file", "Pre-shared key file: the server demands it, the client proves it (HMAC-SHA256)",
+       cxxopts::value<std::string>(), "FILE")
+    ("max-connections", "Cap on connections per test", cxxopts::value<std::string>()->default_value("1024"), "N")
+    ("max-buffer", "Cap on -l", cxxopts::value<std::string>()->default_value("256M"), "SIZE")
+    ("max-duration", "Cap on -t, -O and -i in seconds", cxxopts::value<std::string>()->default_value("86400"), "SECONDS")
+    ("max-frame", "Server: cap on a control message's size", cxxopts::value<std::string>()->default_value("64K"), "SIZE");
   options.add_options("Client")
     ("c,client", "Run as a client against the testio server at HOST", cxxopts::value<std::string>(), "HOST")
     ("P,parallel", "Number of connections (same as the positional N)", cxxopts::value<std::string>(), "N")
@@ -70,7 +81,8 @@ bool profile_may_set(const std::string& key) {
   static const std::set<std::string> keys = {
       "verbose", "debug", "port", "bind", "ipv4", "ipv6", "json", "json-stream", "format", "logfile",
       "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
-      "buffer", "window", "recv-mode"};
+      "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
+      "max-connections", "max-buffer", "max-duration", "max-frame"};
   return keys.count(key) > 0;
 }
 
@@ -123,6 +135,22 @@ void fill_output(const cxxopts::ParseResult& args, config::Config& config, Given
     config.unit = unit[0];
   }
   if (args.count("logfile")) config.logfile = args["logfile"].as<std::string>();
+}
+
+void fill_limits(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  config::Limits& limits = config.limits;
+  limits.max_tests = parse_u32(args["max-tests"].as<std::string>(), "--max-tests");
+  limits.max_connections = parse_u32(args["max-connections"].as<std::string>(), "--max-connections");
+  limits.max_buffer = util::parse_size(args["max-buffer"].as<std::string>(), "--max-buffer");
+  limits.max_duration_s = util::parse_seconds(args["max-duration"].as<std::string>(), "--max-duration");
+  std::uint64_t frame = util::parse_size(args["max-frame"].as<std::string>(), "--max-frame");
+  if (frame < 4096 || frame > (16u << 20)) throw UsageError("--max-frame must be between 4K and 16M");
+  limits.max_frame = static_cast<std::uint32_t>(frame);
+  limits.handshake_timeout_s = util::parse_seconds(args["handshake-timeout"].as<std::string>(), "--handshake-timeout");
+  given.server_limits = args["max-tests"].count() || args["handshake-timeout"].count() ||
+                        args["max-frame"].count() || args.count("allow");
+  if (args.count("allow")) config.allow = args["allow"].as<std::string>();
+  if (args.count("psk-file")) config.psk_file = args["psk-file"].as<std::string>();
 }
 
 void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
@@ -178,7 +206,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (args.count("help")) {
     parsed.action = ParsedCommandLine::Action::help;
-    parsed.help_text = options.help({"General", "Server", "Client"});
+    parsed.help_text = options.help({"General", "Server", "Client", "Limits and security"});
     return parsed;
   }
   if (args.count("version")) {
@@ -205,6 +233,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
                                : config::AddressFamily::any;
   config.one_off = given.one_off = args.count("one-off") > 0;
   fill_output(args, config, given);
+  fill_limits(args, config, given);
   fill_test(args, config, given);
 
   validate(config, given);

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "net/access_list.hpp"
 #include "util/units.hpp"
 
 namespace testio::cli {
@@ -29,6 +30,8 @@ void check_role_specific(const config::Config& config, const GivenOptions& given
                          " is a client option: the client tells the server what to run");
   } else if (given.one_off) {
     throw UsageError("-1 is a server option");
+  } else if (given.server_limits) {
+    throw UsageError("--max-tests, --allow, --handshake-timeout and --max-frame are server options");
   }
 }
 
@@ -67,6 +70,24 @@ void check_reporting(const config::Config& config, const GivenOptions& given) {
   if (config.omit_s > config.limits.max_duration_s) throw UsageError("-O is above the cap of a day");
 }
 
+void check_limits(const config::Config& config) {
+  const config::Limits& limits = config.limits;
+  if (limits.max_tests < 1 || limits.max_tests > 1024) throw UsageError("--max-tests must be between 1 and 1024");
+  if (limits.max_connections < 1 || limits.max_connections > 65535)
+    throw UsageError("--max-connections must be between 1 and 65535");
+  if (limits.max_buffer < 1 || limits.max_buffer > (1ull << 30)) throw UsageError("--max-buffer must be between 1 and 1G");
+  if (limits.max_duration_s < 1) throw UsageError("--max-duration must be at least 1 second");
+  if (limits.handshake_timeout_s < 0.1 || limits.handshake_timeout_s > 600)
+    throw UsageError("--handshake-timeout must be between 0.1 and 600 seconds");
+  if (!config.allow.empty()) {
+    try {
+      net::AccessList::parse(config.allow);
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(error.what());
+    }
+  }
+}
+
 void check_threads(const config::Config& config, const GivenOptions& given) {
   if (given.threads && config.threads == 0) throw UsageError("-T must be at least 1");
   if (config.threads > config.limits.max_threads)
@@ -93,6 +114,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_family(given);
   check_connections(config);
   check_duration(config, given);
+  check_limits(config);
   check_reporting(config, given);
   check_threads(config, given);
   check_sizes(config);

@@ -11,6 +11,7 @@ struct GivenOptions {
   bool connections = false, time = false, bytes = false, threads = false;
   bool buffer = false, window = false, recv_mode = false;
   bool interval = false, omit = false, json = false, json_stream = false;
+  bool server_limits = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

@@ -29,6 +29,9 @@ struct Limits {
   double max_duration_s = 86400.0;             // one day
   std::uint32_t max_frame = 64 * 1024;         // control frame body
   std::uint32_t max_threads = 256;
+  std::uint32_t max_tests = 1;                 // server: tests running at once (--max-tests)
+  std::uint32_t max_pending = 1024;            // server: connections still in their handshake
+  double handshake_timeout_s = 5.0;            // server: silence allowed before the preamble/request
   double min_interval_s = 0.1;                 // finer sampling would cost more than it shows
   std::uint32_t max_result_frame = 64u << 20;  // results carry every interval: the client allows more
 };
@@ -57,6 +60,8 @@ struct Config {
   OutputFormat output = OutputFormat::text;
   char unit = 'a';                  // -f: a(uto), k/m/g bits, K/M/G bytes
   std::string logfile;              // --logfile: report and diagnostics go there instead
+  std::string psk_file;             // --psk-file: HMAC-SHA256 challenge-response on the control connection
+  std::string allow;                // server: --allow CIDR list; empty = everyone
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;
 };

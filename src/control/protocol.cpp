@@ -111,6 +111,22 @@ DecodedPreamble decode_preamble(const PreambleBytes& bytes) noexcept {
   return decoded;
 }
 
+json to_json(const ServerHello& hello) {
+  return {{"type", "hello"}, {"server_version", hello.server_version}, {"auth", hello.auth}, {"nonce", hello.nonce}};
+}
+
+ServerHello parse_server_hello(const json& message) {
+  expect_type(message, "hello");
+  ServerHello hello;
+  hello.server_version = get_string(message, "server_version", 64);
+  hello.auth = get_string(message, "auth", 32);
+  if (hello.auth != "none" && hello.auth != "hmac-sha256")
+    throw ProtocolError("the server asks for authentication \"" + hello.auth + "\", which this client does not know");
+  hello.nonce = get_string(message, "nonce", 128);
+  if (hello.auth != "none" && hello.nonce.size() < 32) throw ProtocolError("the server's challenge is too short");
+  return hello;
+}
+
 json to_json(const TestRequest& request) {
   return {{"type", "test_request"},
           {"connections", request.connections},
@@ -123,7 +139,8 @@ json to_json(const TestRequest& request) {
           {"recv_mode", config::to_string(request.recv_mode)},
           {"interval_s", request.interval_s},
           {"omit_s", request.omit_s},
-          {"client_version", request.client_version}};
+          {"client_version", request.client_version},
+          {"auth", request.auth}};
 }
 
 json to_json(const TestAccepted& accepted) {
@@ -158,7 +175,8 @@ json to_json(const SideResults& results, const char* type) {
           {"streams", std::move(streams)},
           {"intervals", std::move(intervals)},
           {"cpu", {{"user_s", results.cpu.user_s}, {"system_s", results.cpu.system_s}, {"wall_s", results.wall_s}}},
-          {"congestion", results.congestion}};
+          {"congestion", results.congestion},
+          {"tests_beside", results.tests_beside}};
 }
 
 json start_message() { return {{"type", "start"}}; }
@@ -190,6 +208,7 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
     throw ProtocolError("interval_s must be 0 or at least " + std::to_string(limits.min_interval_s));
   request.omit_s = get_double(message, "omit_s", 0, limits.max_duration_s);
   request.client_version = get_string(message, "client_version", 64);
+  request.auth = get_string(message, "auth", 128);
   return request;
 }
 
@@ -276,6 +295,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
   results.cpu.system_s = get_double(cpu, "system_s", 0, 1e9);
   results.wall_s = get_double(cpu, "wall_s", 0, 1e9);
   results.congestion = get_string(message, "congestion", 32);
+  results.tests_beside = static_cast<std::uint32_t>(get_uint(message, "tests_beside", 0, 1u << 20));
   return results;
 }
 

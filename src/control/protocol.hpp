@@ -3,7 +3,8 @@
 //
 //   client                                              server
 //     |--- control connect, preamble{kind 'C'} ------------>|  sniff: testio, version ok?
-//     |--- frame test_request{connections, time, ...} ---->|  check every field against caps
+//     |<-- frame hello{auth, nonce} ------------------------|  (or error{busy})
+//     |--- frame test_request{connections, time, auth} --->|  check the key's answer, every cap
 //     |<-- frame test_accepted{test_id, threads} ----------|  (or frame error{busy|invalid})
 //     |=== N data connects, preamble{'D', test_id, i} ====>|  attach stream i of the test
 //     |<-- frame start ------------------------------------|  all N arrived, receivers reading
@@ -59,6 +60,11 @@ class ProtocolError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// A control connection that failed authentication; the server says so and closes.
+class AuthError : public ProtocolError {
+ public:
+  using ProtocolError::ProtocolError;
+};
 // The peer sent error{message}; the text is the peer's sentence.
 class PeerError : public std::runtime_error {
  public:
@@ -68,6 +74,14 @@ class PeerError : public std::runtime_error {
 
  private:
   std::string code_;
+};
+
+// The server's first frame on a control connection: who it is, and the challenge when it
+// requires a key ("hmac-sha256"; "none" otherwise).
+struct ServerHello {
+  std::string server_version;
+  std::string auth = "none";
+  std::string nonce;
 };
 
 struct TestRequest {
@@ -82,6 +96,7 @@ struct TestRequest {
   double interval_s = 1.0;
   double omit_s = 0;
   std::string client_version;
+  std::string auth;            // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
 };
 
 struct TestAccepted {
@@ -97,11 +112,13 @@ struct SideResults {
   stats::CpuTimes cpu;                           // CPU this process used over the test
   double wall_s = 0;                             // the wall time that CPU was used in
   std::string congestion;                        // TCP_CONGESTION of the data connections
+  std::uint32_t tests_beside = 0;                // server: most other tests running at once
 };
 
 // At most this many interval records are accepted in one message (a day at 1 s intervals).
 inline constexpr std::size_t kMaxIntervals = 86400;
 
+nlohmann::json to_json(const ServerHello& hello);
 nlohmann::json to_json(const TestRequest& request);
 nlohmann::json to_json(const TestAccepted& accepted);
 nlohmann::json to_json(const SideResults& results, const char* type);
@@ -110,6 +127,7 @@ nlohmann::json error_message(const std::string& message, const std::string& code
 
 // Each parser checks the type field (turning an error frame into PeerError), the JSON types and
 // every number against `limits`; anything wrong is a ProtocolError naming the field.
+ServerHello parse_server_hello(const nlohmann::json& message);
 TestRequest parse_test_request(const nlohmann::json& message, const config::Limits& limits);
 TestAccepted parse_test_accepted(const nlohmann::json& message, const config::Limits& limits);
 SideResults parse_side_results(const nlohmann::json& message, const char* type,

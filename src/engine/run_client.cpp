@@ -1,14 +1,19 @@
 #include "engine/run_client.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <ctime>
+#include <functional>
+#include <optional>
 #include <memory>
 
 #include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
 #include <asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include "control/auth.hpp"
 #include "control/channel.hpp"
 #include "control/protocol.hpp"
 #include "engine/completion_latch.hpp"
@@ -28,6 +33,13 @@ using namespace asio::experimental::awaitable_operators;
 constexpr auto kHandshakeLimit = 10s;
 constexpr auto kResultsLimit = 60s;   // receivers drain what is still in flight, then answer
 constexpr auto kWindowGrace = 30s;    // beyond -O + -t before the client gives up on its senders
+constexpr auto kSenderStopLimit = 5s; // for senders to stop once the test is being abandoned
+
+// What a signal handler may reach while the test coroutine runs. Owner: the control thread.
+struct Interruption {
+  WorkerPool* running = nullptr;  // set while data is flowing
+  int signal = 0;                 // the first SIGINT/SIGTERM seen, 0 for none
+};
 
 control::TestRequest request_from(const config::Config& config) {
   control::TestRequest request;
@@ -86,7 +98,10 @@ report::SideReport side_report(control::SideResults results) {
   return side;
 }
 
-asio::awaitable<int> client_test(const config::Config& config, report::Reporter& reporter) {
+std::string describe(const std::exception& error);
+
+asio::awaitable<int> client_test(const config::Config& config, report::Reporter& reporter,
+                                 Interruption& interruption) {
   auto executor = co_await asio::this_coro::executor;
   const std::uint32_t connections = config.connections;
 
@@ -99,7 +114,18 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   // The client trusts the server it chose a little more: results carry every interval.
   control::ControlChannel control(std::move(control_socket), config.limits.max_result_frame);
   spdlog::info("connected to {}", control.peer());
-  const control::TestRequest request = request_from(config);
+  const control::ServerHello hello = control::parse_server_hello(co_await control.read(kHandshakeLimit));
+  control::TestRequest request = request_from(config);
+  if (hello.auth == "hmac-sha256") {
+    if (config.psk_file.empty())
+      throw std::runtime_error("the server requires a pre-shared key: give it with --psk-file");
+    bool readable_by_others = false;
+    std::string key = control::load_psk(config.psk_file, readable_by_others);
+    if (readable_by_others) spdlog::warn("key file {} is readable by group or others; chmod 600 it", config.psk_file);
+    request.auth = control::auth_response(key, hello.nonce);
+  } else if (!config.psk_file.empty()) {
+    spdlog::warn("the server does not ask for a key: --psk-file is unused");
+  }
   co_await control.write(control::to_json(request));
   control::TestAccepted accepted =
       control::parse_test_accepted(co_await control.read(kHandshakeLimit), config.limits);
@@ -172,38 +198,63 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
 
   // 4. Senders run their window and half-close, while intervals tick. Anything arriving on the
   // control connection meanwhile is the server ending the test (an error frame, or a close).
-  auto limit = config.total_bytes ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
-                                  : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                        std::chrono::duration<double>(window_s)) + kWindowGrace;
-  auto outcome = co_await (senders_done->wait(limit) || control::capture(control.read(limit)) ||
-                           measurement.sample(reporter));
-  if (outcome.index() == 1) {
-    auto& message = std::get<1>(outcome);
-    if (message.error) std::rethrow_exception(message.error);
-    control::fail_unexpected(*message.value, "during the test");
-  }
-  if (outcome.index() != 0 || !std::get<0>(outcome))
-    throw std::runtime_error("the senders did not finish within the window");
+  // From here on a failure still reports what this side measured, marked incomplete.
+  interruption.running = &pool;
+  report::TestReport report;
+  report.start = start;
+  std::optional<control::SideResults> sent;
+  std::optional<control::SideResults> received;
+  try {
+    auto limit = config.total_bytes ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
+                                    : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                          std::chrono::duration<double>(window_s)) + kWindowGrace;
+    auto outcome = co_await (senders_done->wait(limit) || control::capture(control.read(limit)) ||
+                             measurement.sample(reporter));
+    if (outcome.index() == 1) {
+      auto& message = std::get<1>(outcome);
+      if (message.error) std::rethrow_exception(message.error);
+      control::fail_unexpected(*message.value, "during the test");
+    }
+    if (outcome.index() != 0 || !std::get<0>(outcome))
+      throw std::runtime_error("the senders did not finish within the window");
+    interruption.running = nullptr;
 
-  // 5. Exchange figures: ours go first, the server answers once every stream reached EOF.
-  control::SideResults sent = measurement.finish(reporter, /*sender=*/true);
-  control::SideResults sent_summary;  // the server needs the totals and CPU, not our intervals
-  sent_summary.streams = sent.streams;
-  sent_summary.cpu = sent.cpu;
-  sent_summary.wall_s = sent.wall_s;
-  sent_summary.congestion = sent.congestion;
-  co_await control.write(control::to_json(sent_summary, "sender_done"));
-  control::SideResults received =
-      control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);
+    // 5. Exchange figures: ours go first, the server answers once every stream reached EOF.
+    sent = measurement.finish(reporter, /*sender=*/true);
+    control::SideResults sent_summary;  // the server needs the totals and CPU, not our intervals
+    sent_summary.streams = sent->streams;
+    sent_summary.cpu = sent->cpu;
+    sent_summary.wall_s = sent->wall_s;
+    sent_summary.congestion = sent->congestion;
+    co_await control.write(control::to_json(sent_summary, "sender_done"));
+    received = control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);
+  } catch (const std::exception& error) {
+    report.incomplete = true;
+    report.ended_because = describe(error);
+  }
+  interruption.running = nullptr;
+  if (report.incomplete) {
+    // Stop the senders (they may still be writing) and keep what they counted.
+    pool.end_window();
+    co_await senders_done->wait(kSenderStopLimit);
+    if (!sent) sent = measurement.finish(reporter, /*sender=*/true);
+    spdlog::error("{}", report.ended_because);
+  } else if (interruption.signal) {
+    report.incomplete = true;
+    report.ended_because = std::string("interrupted by ") + (interruption.signal == SIGINT ? "SIGINT" : "SIGTERM");
+    spdlog::warn("{}: the figures cover the time run", report.ended_because);
+  }
   pool.stop();
 
   // 6. Report.
-  report::TestReport report;
-  report.start = start;
-  report.mismatched_streams = mismatches(sent, received);
-  report.sender = side_report(std::move(sent));
-  report.receiver = side_report(std::move(received));
+  if (received) {
+    report.mismatched_streams = mismatches(*sent, *received);
+    report.tests_beside = received->tests_beside;
+    report.receiver = side_report(std::move(*received));
+  }
+  report.sender = side_report(std::move(*sent));
   reporter.end(report);
+  if (report.incomplete) co_return 1;
 
   for (std::uint32_t stream : report.mismatched_streams)
     spdlog::error("connection {}: sent {} bytes but the server received {}", stream + 1,
@@ -215,6 +266,13 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
 }
 
 std::string describe(const std::exception& error) {
+  if (auto* multiple = dynamic_cast<const asio::multiple_exceptions*>(&error)) {
+    try {
+      std::rethrow_exception(multiple->first_exception());
+    } catch (const std::exception& first) {
+      return describe(first);
+    }
+  }
   if (auto* system = dynamic_cast<const std::system_error*>(&error)) {
     if (system->code() == asio::error::eof || system->code() == asio::error::connection_reset)
       return "the server closed the control connection: the test ended early";
@@ -230,7 +288,26 @@ std::string describe(const std::exception& error) {
 int run_client(const config::Config& config, report::Reporter& reporter) {
   asio::io_context io(1);
   int exit_code = 1;
-  asio::co_spawn(io, client_test(config, reporter), [&](std::exception_ptr failure, int code) {
+  Interruption interruption;
+  // First SIGINT/SIGTERM while data flows: end the window now and report the time run. Any
+  // other signal (during set-up, or a second one): stop at once.
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::function<void(const asio::error_code&, int)> on_signal = [&](const asio::error_code& error, int signal) {
+    if (error) return;
+    if (interruption.signal == 0 && interruption.running) {
+      interruption.signal = signal;
+      spdlog::warn("{}: ending the test early", signal == SIGINT ? "SIGINT" : "SIGTERM");
+      interruption.running->end_window();
+      signals.async_wait(on_signal);
+      return;
+    }
+    spdlog::error("{}: stopped", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    exit_code = 1;
+    io.stop();
+  };
+  signals.async_wait(on_signal);
+  asio::co_spawn(io, client_test(config, reporter, interruption), [&](std::exception_ptr failure, int code) {
+    signals.cancel();
     if (!failure) {
       exit_code = code;
       return;

@@ -133,12 +133,14 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
     spdlog::warn("{} connections had not reached EOF {} s after the client finished sending",
                  receivers_done->remaining(), std::chrono::duration_cast<std::chrono::seconds>(kDrainLimit).count());
   control::SideResults received = measurement.finish(reporter, /*sender=*/false);
+  received.tests_beside = test.tests_beside_;
   pool.stop();
   co_await control.write(control::to_json(received, "results"));
 
   // 5. The server's own report: its receivers' figures, and the client's totals beside them.
   report::TestReport report;
   report.start = start;
+  report.tests_beside = received.tests_beside;
   for (std::size_t i = 0; i < connections; ++i)
     if (sent.streams[i].bytes != received.streams[i].bytes) report.mismatched_streams.push_back(static_cast<std::uint32_t>(i));
   report.sender.present = true;

@@ -29,6 +29,7 @@ class ServerTest {
 
   // Gives stream `index` its socket. An empty string when taken; otherwise why it was refused.
   std::string attach(std::uint32_t index, asio::ip::tcp::socket socket);
+  void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
 
  private:
   friend asio::awaitable<bool> run_server_test(control::ControlChannel&, ServerTest&, report::Reporter&);
@@ -37,6 +38,7 @@ class ServerTest {
   std::vector<std::optional<asio::ip::tcp::socket>> sockets_;
   std::shared_ptr<CompletionLatch> all_arrived_;
   bool gathering_ = true;
+  std::uint32_t tests_beside_ = 0;
 };
 
 // Runs an accepted test to its end and reports it. Returns true when every stream ended

@@ -14,6 +14,7 @@
 #include <asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include "control/auth.hpp"
 #include "control/channel.hpp"
 #include "control/framing.hpp"
 
@@ -23,8 +24,6 @@ namespace {
 using asio::ip::tcp;
 using namespace std::chrono_literals;
 
-constexpr auto kPreambleLimit = 5s;   // a connection that says nothing is dropped after this
-constexpr auto kRequestLimit = 10s;
 
 tcp::endpoint listen_endpoint(const config::Config& config) {
   if (!config.bind_address.empty()) {
@@ -78,7 +77,18 @@ asio::awaitable<void> send_error(control::ControlChannel& control, const std::st
 }  // namespace
 
 Server::Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter)
-    : io_(io), config_(config), reporter_(reporter), acceptor_(open_acceptor(io, config)) {}
+    : io_(io),
+      config_(config),
+      reporter_(reporter),
+      acceptor_(open_acceptor(io, config)),
+      allowed_(net::AccessList::parse(config.allow)) {
+  if (!config.psk_file.empty()) {
+    bool readable_by_others = false;
+    key_ = control::load_psk(config.psk_file, readable_by_others);
+    if (readable_by_others)
+      spdlog::warn("key file {} is readable by group or others; chmod 600 it", config.psk_file);
+  }
+}
 
 void Server::stop() noexcept {
   asio::error_code ignored;
@@ -86,10 +96,16 @@ void Server::stop() noexcept {
 }
 
 std::uint64_t Server::new_test_id() {
+  // The id is what lets a data connection join a test: unguessable, so nobody else's can.
   static std::mt19937_64 generator{std::random_device{}()};
   std::uint64_t id = 0;
-  while (id == 0) id = generator();
+  while (id == 0 || tests_.count(id)) id = generator();
   return id;
+}
+
+void Server::note_concurrency() noexcept {
+  std::uint32_t beside = tests_.empty() ? 0 : static_cast<std::uint32_t>(tests_.size() - 1);
+  for (auto& [id, test] : tests_) test->note_tests_beside(beside);
 }
 
 asio::awaitable<void> Server::serve() {
@@ -105,20 +121,41 @@ asio::awaitable<void> Server::serve() {
       co_await pause.async_wait(asio::use_awaitable);
       continue;
     }
+    asio::error_code ec;
+    tcp::endpoint peer = socket.remote_endpoint(ec);
+    if (ec) continue;  // already gone
+    if (!allowed_.allows(peer.address())) {
+      spdlog::warn("refused a connection from {}: not in --allow", control::endpoint_text(peer));
+      continue;  // the socket closes as it goes out of scope
+    }
+    if (pending_ >= config_.limits.max_pending) {
+      spdlog::warn("refused a connection from {}: {} connections are already in their handshake",
+                   control::endpoint_text(peer), pending_);
+      continue;
+    }
     asio::co_spawn(io_, handle_connection(std::move(socket)), asio::detached);
   }
 }
 
 asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
   const std::string peer = peer_of(socket);
+  const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(config_.limits.handshake_timeout_s));
+  ++pending_;
+  bool counted = true;
+  auto handshake_done = [&] {
+    if (counted) --pending_;
+    counted = false;
+  };
   try {
     control::PreambleBytes bytes{};
     // The magic first, so a client speaking something else is told apart without waiting for
-    // bytes it will never send.
+    // bytes it will never send. One deadline covers the whole preamble, so trickling does not help.
     co_await control::within(
         asio::async_read(socket, asio::buffer(bytes.data(), control::kMagic.size()), asio::use_awaitable),
-        kPreambleLimit, "waiting for the connection preamble");
+        handshake_limit, "waiting for the connection preamble");
     if (!control::starts_with_magic(bytes.data(), control::kMagic.size())) {
+      handshake_done();
       spdlog::warn("connection from {} is not a testio client; closed", peer);
       co_return;
     }
@@ -126,7 +163,8 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
         asio::async_read(socket, asio::buffer(bytes.data() + control::kMagic.size(),
                                               bytes.size() - control::kMagic.size()),
                          asio::use_awaitable),
-        kPreambleLimit, "waiting for the connection preamble");
+        handshake_limit, "waiting for the connection preamble");
+    handshake_done();
     control::DecodedPreamble decoded = control::decode_preamble(bytes);
     switch (decoded.status) {
       case control::DecodedPreamble::Status::ok:
@@ -150,60 +188,91 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
     else
       co_await handle_control(std::move(socket));
   } catch (const std::exception& error) {
+    handshake_done();
     spdlog::warn("connection from {}: {}", peer, error.what());
   }
 }
 
 void Server::handle_data(tcp::socket socket, const control::Preamble& preamble) {
   const std::string peer = peer_of(socket);
-  if (!active_test_ || active_test_->id() != preamble.test_id) {
+  auto test = tests_.find(preamble.test_id);
+  if (test == tests_.end()) {
     spdlog::warn("data connection from {} names an unknown test; closed", peer);
     return;
   }
-  std::string refusal = active_test_->attach(preamble.stream, std::move(socket));
+  std::string refusal = test->second->attach(preamble.stream, std::move(socket));
   if (!refusal.empty()) spdlog::warn("data connection from {}: {}; closed", peer, refusal);
+}
+
+asio::awaitable<control::TestRequest> Server::read_request(control::ControlChannel& control) {
+  control::ServerHello hello;
+  hello.server_version = TESTIO_VERSION;
+  if (key_) {
+    hello.auth = "hmac-sha256";
+    hello.nonce = control::make_nonce();
+  }
+  co_await control.write(control::to_json(hello));
+  const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(config_.limits.handshake_timeout_s, 1.0)));
+  control::TestRequest request;
+  try {
+    request = control::parse_test_request(co_await control.read(limit), config_.limits);
+  } catch (const control::ProtocolError& error) {
+    throw control::ProtocolError(std::string("invalid test request: ") + error.what());
+  }
+  if (key_ && !control::auth_matches(control::auth_response(*key_, hello.nonce), request.auth))
+    throw control::AuthError(request.auth.empty() ? "authentication failed: this server requires a key (--psk-file)"
+                                                  : "authentication failed: wrong key");
+  co_return request;
 }
 
 asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   control::ControlChannel control(std::move(socket), config_.limits.max_frame);
   const std::string peer = control.peer();
-  if (test_slot_taken_) {
+  if (slots_taken_ >= config_.limits.max_tests) {
     spdlog::info("refused a test from {}: busy", peer);
-    co_await send_error(control, "the server is busy running a test; try again later", "busy");
+    std::string message = config_.limits.max_tests == 1
+                              ? "the server is busy running a test; try again later"
+                              : "the server is busy running " + std::to_string(config_.limits.max_tests) +
+                                    " tests; try again later";
+    co_await send_error(control, message, "busy");
     co_return;
   }
-  // Taken before the first co_await below, so a second client cannot slip in meanwhile.
-  test_slot_taken_ = true;
+  // Taken before the first co_await below, so no other client can slip in meanwhile.
+  ++slots_taken_;
   bool succeeded = false;
+  std::uint64_t id = 0;
   std::string ended;    // why the test ended early, for the log and the report
   std::string failure;  // sent to the client after the catch: no co_await inside a handler
+  std::string code = "failed";
   try {
-    control::TestRequest request;
-    try {
-      request = control::parse_test_request(co_await control.read(kRequestLimit), config_.limits);
-    } catch (const control::ProtocolError& error) {
-      throw control::ProtocolError(std::string("invalid test request: ") + error.what());
-    }
+    control::TestRequest request = co_await read_request(control);
     spdlog::info("test from {}: {} connections, {}", peer, request.connections,
                  request.total_bytes ? std::to_string(request.total_bytes) + " bytes"
                                      : std::to_string(request.duration_s) + " s");
-    active_test_ = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), request);
-    succeeded = co_await run_server_test(control, *active_test_, reporter_);
+    id = new_test_id();
+    auto test = std::make_shared<ServerTest>(io_.get_executor(), id, request);
+    tests_.emplace(id, test);
+    note_concurrency();
+    succeeded = co_await run_server_test(control, *test, reporter_);
     spdlog::info("test from {} finished", peer);
   } catch (const control::PeerError& error) {
     ended = std::string("the client ended the test: ") + error.what();
   } catch (const std::system_error& error) {
     ended = "the client went away (" + error.code().message() + ")";
+  } catch (const control::AuthError& error) {
+    ended = failure = error.what();
+    code = "auth";
   } catch (const std::exception& error) {
     ended = failure = error.what();
   }
   if (!ended.empty()) {
     spdlog::warn("test from {} ended: {}", peer, ended);
-    reporter_.error(ended);
+    if (id) reporter_.error(ended);  // only a test that got under way has a report to close
   }
-  if (!failure.empty()) co_await send_error(control, failure, "failed");
-  active_test_.reset();
-  test_slot_taken_ = false;
+  if (!failure.empty()) co_await send_error(control, failure, code);
+  tests_.erase(id);
+  --slots_taken_;
   if (config_.one_off) {
     exit_code_ = succeeded ? 0 : 1;
     stop();

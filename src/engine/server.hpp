@@ -1,8 +1,12 @@
-// The listening side: one port for control and data connections, told apart by their preamble;
-// one test at a time, a clear "busy" for anyone else. Owner: the main thread's io_context.
+// The listening side: one port for control and data connections, told apart by their preamble.
+// Up to --max-tests tests at once, each with its own workers; a clear "busy" beyond that.
+// Owner: the main thread's io_context; every member is touched only there.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
@@ -10,12 +14,13 @@
 
 #include "config/config.hpp"
 #include "engine/run_server.hpp"
+#include "net/access_list.hpp"
 
 namespace testio::engine {
 
 class Server {
  public:
-  // Opens the listening socket; throws std::runtime_error with one sentence if it cannot.
+  // Opens the listening socket and loads the key; throws std::runtime_error with one sentence.
   Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter);
 
   // Accepts until stop() (or, with -1, until one test ends).
@@ -23,20 +28,25 @@ class Server {
   void stop() noexcept;
   // 0 unless a -1 test failed.
   int exit_code() const noexcept { return exit_code_; }
-  unsigned short port() const noexcept { return acceptor_.local_endpoint().port(); }
 
  private:
   asio::awaitable<void> handle_connection(asio::ip::tcp::socket socket);
   asio::awaitable<void> handle_control(asio::ip::tcp::socket socket);
   void handle_data(asio::ip::tcp::socket socket, const control::Preamble& preamble);
+  asio::awaitable<control::TestRequest> read_request(control::ControlChannel& control);
   std::uint64_t new_test_id();
+  // Every running test remembers the most tests it has seen beside it.
+  void note_concurrency() noexcept;
 
   asio::io_context& io_;
   const config::Config& config_;
   report::Reporter& reporter_;
   asio::ip::tcp::acceptor acceptor_;
-  std::shared_ptr<ServerTest> active_test_;
-  bool test_slot_taken_ = false;
+  net::AccessList allowed_;
+  std::optional<std::string> key_;
+  std::map<std::uint64_t, std::shared_ptr<ServerTest>> tests_;
+  std::uint32_t slots_taken_ = 0;   // tests running or being set up
+  std::uint32_t pending_ = 0;       // connections that have not yet said who they are
   int exit_code_ = 0;
 };
 

@@ -28,6 +28,12 @@ void Worker::begin_streams(workloads::TestClock clock) {
   });
 }
 
+void Worker::end_window() {
+  post([this] {
+    for (auto& stream : streams_) stream->end_window();
+  });
+}
+
 void Worker::stop() noexcept {
   if (thread_.joinable()) {
     post([this] {

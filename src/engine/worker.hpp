@@ -29,6 +29,8 @@ class Worker {
   void start();
   // Calls begin() on every stream, on the worker thread.
   void begin_streams(workloads::TestClock clock);
+  // Ends every stream's window now (SIGINT on the client).
+  void end_window();
   // Closes every stream (an abort), then stops the thread; afterwards nothing runs on it.
   void stop() noexcept;
 

@@ -19,6 +19,10 @@ void WorkerPool::begin(workloads::TestClock clock) {
   for (auto& worker : workers_) worker->begin_streams(clock);
 }
 
+void WorkerPool::end_window() {
+  for (auto& worker : workers_) worker->end_window();
+}
+
 void WorkerPool::stop() noexcept {
   for (auto& worker : workers_) worker->stop();
 }

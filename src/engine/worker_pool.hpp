@@ -19,6 +19,7 @@ class WorkerPool {
 
   void start();
   void begin(workloads::TestClock clock);
+  void end_window();
   void stop() noexcept;
 
  private:

@@ -192,7 +192,10 @@ json end_json(const TestReport& report) {
   json extra = json::object();
   if (report.sender.present) extra["sender"] = side_extra(report.sender, sent, moved);
   if (report.receiver.present) extra["receiver"] = side_extra(report.receiver, received, moved);
-  extra["byte_counts_match"] = report.mismatched_streams.empty();
+  extra["byte_counts_match"] = report.mismatched_streams.empty() && !report.incomplete;
+  extra["incomplete"] = report.incomplete;
+  if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
+  extra["tests_beside"] = report.tests_beside;
   extra["mismatched_streams"] = report.mismatched_streams;
   // The other side's intervals, as it measured them (the local side's are in "intervals").
   json remote_intervals = json::array();
@@ -242,8 +245,10 @@ void JsonReporter::end(const TestReport& report) {
   json end = end_json(report);
   if (stream_events_) {
     emit("end", std::move(end));
+    if (report.incomplete) emit("error", report.ended_because);
   } else {
     document_["end"] = std::move(end);
+    if (report.incomplete) document_["error"] = report.ended_because;
     out_ << document_.dump(2) << "\n";
     out_.flush();
   }

@@ -59,6 +59,10 @@ struct TestReport {
   SideReport receiver;
   // Streams whose sender and receiver totals differ; each is a lost or invented byte.
   std::vector<std::uint32_t> mismatched_streams;
+  std::uint32_t tests_beside = 0;   // the most other tests the server ran at the same time
+  // Set when the test ended early (the peer vanished, a signal): the figures cover the time run.
+  bool incomplete = false;
+  std::string ended_because;
 
   const SideReport& local() const noexcept { return start.local_is_sender ? sender : receiver; }
   const SideReport& remote() const noexcept { return start.local_is_sender ? receiver : sender; }

@@ -166,6 +166,10 @@ void TextReporter::end(const TestReport& report) {
   }
   for (std::uint32_t stream : report.mismatched_streams)
     out_ << "connection " << stream + 1 << ": sender and receiver byte counts differ\n";
+  if (report.tests_beside)
+    out_ << "the server ran up to " << report.tests_beside << " other test" << (report.tests_beside > 1 ? "s" : "")
+         << " beside this one\n";
+  if (report.incomplete) out_ << "INCOMPLETE: " << report.ended_because << "; the figures cover the time run\n";
   out_.flush();
 }
 

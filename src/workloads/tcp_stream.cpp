@@ -28,13 +28,17 @@ void TcpSender::begin(const TestClock& clock) {
     // peer takes to drain it (seconds on a slow link). Cancelling a pending async_write_some is
     // exact: the data of a cancelled operation was never handed to the kernel.
     deadline_timer_.async_wait([this](const asio::error_code& error) {
-      if (error || finished_) return;
-      window_closed_ = true;
-      asio::error_code ignored;
-      socket_.cancel(ignored);
+      if (!error) end_window();
     });
   }
   write_next();
+}
+
+void TcpSender::end_window() noexcept {
+  if (finished_) return;
+  window_closed_ = true;
+  asio::error_code ignored;
+  socket_.cancel(ignored);
 }
 
 void TcpSender::write_next() {

@@ -19,6 +19,7 @@ class TcpSender final : public StreamTask {
             std::size_t payload_size, std::uint64_t quota, StreamDone on_done);
 
   void begin(const TestClock& clock) override;
+  void end_window() noexcept override;
   void close() noexcept override;
 
  private:

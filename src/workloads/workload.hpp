@@ -28,6 +28,8 @@ class StreamTask {
   virtual ~StreamTask() = default;
   // Starts moving data; called on the owning worker thread.
   virtual void begin(const TestClock& clock) = 0;
+  // Ends the window now, as its deadline would (a sender half-closes; others ignore it).
+  virtual void end_window() noexcept {}
   // Aborts: closes the socket so pending operations end; called on the owning worker thread.
   virtual void close() noexcept = 0;
 };
