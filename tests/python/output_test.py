@@ -6,74 +6,26 @@ Asserts byte counts, shapes and messages only: never a time or a rate threshold.
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import time
 
 import jsonschema
 
-BINARY, SCHEMA_PATH = sys.argv[1], sys.argv[2]
+import harness
+from harness import Server, check, client
+
+SCHEMA_PATH = sys.argv[2]
 with open(SCHEMA_PATH) as schema_file:
     VALIDATOR = jsonschema.Draft7Validator(json.load(schema_file))
 
 results = []
 
 
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
 def valid(document, what):
     errors = sorted(VALIDATOR.iter_errors(document), key=lambda e: list(e.path))
     check(not errors, f"{what} does not match the schema: " +
           "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:3]))
-
-
-class Server:
-    """testio -s on a kernel-chosen port of 127.0.0.1, stopped on exit."""
-
-    def __init__(self, *extra):
-        self.err = tempfile.TemporaryFile(mode="w+")
-        self.out = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen([BINARY, "-s", "-B", "127.0.0.1", "-p", "0", *extra],
-                                        stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            self.err.seek(0)
-            match = re.search(r"listening on \S+:(\d+)", self.err.read())
-            if match:
-                self.port = match.group(1)
-                return
-            time.sleep(0.05)
-        self.process.kill()
-        raise AssertionError("the server did not start")
-
-    def stdout(self):
-        self.out.seek(0)
-        return self.out.read()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        self.out.close()
-        self.err.close()
-
-
-def client(server, *args, code=0):
-    done = subprocess.run([BINARY, "-c", "127.0.0.1", "-p", server.port, *args], capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
-    check(done.returncode == code, f"exit {done.returncode}, wanted {code}: {done.stderr}")
-    return done
 
 
 def kept_interval_bytes(intervals):
@@ -179,13 +131,13 @@ def server_json_validates():
 def an_error_is_json_too():
     with Server() as server:
         port = server.port
-    done = subprocess.run([BINARY, "-c", "127.0.0.1", "-p", port, "-t", "1", "--json"], capture_output=True,
+    done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-p", port, "-t", "1", "--json"], capture_output=True,
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
     check(done.returncode == 1, f"exit {done.returncode} for a refused port")
     document = json.loads(done.stdout)
     valid(document, "--json error output")
     check("cannot connect" in document["error"], f"error text: {document['error']}")
-    done = subprocess.run([BINARY, "-c", "127.0.0.1", "-p", port, "-t", "1", "--json-stream"],
+    done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-p", port, "-t", "1", "--json-stream"],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     line = json.loads(done.stdout.splitlines()[-1])
     valid(line, "--json-stream error line")
@@ -248,27 +200,11 @@ def bad_profiles_name_the_key():
             path = os.path.join(directory, "profile.json")
             with open(path, "w") as profile:
                 profile.write(text)
-            done = subprocess.run([BINARY, "--config", path, "-c", "127.0.0.1"], capture_output=True, text=True,
+            done = subprocess.run([harness.BINARY, "--config", path, "-c", "127.0.0.1"], capture_output=True, text=True,
                                   timeout=30, stdin=subprocess.DEVNULL)
             check(done.returncode == 2, f"exit {done.returncode} for profile {text}")
             check(named in done.stderr, f"the error for {text} does not name {named}: {done.stderr}")
 
 
-def main():
-    print(f"1..{len(results)}")
-    failed = 0
-    for number, function in enumerate(results, 1):
-        try:
-            function()
-            print(f"ok {number} - {function.__name__}")
-        except Exception as error:  # report every failure and go on to the next test
-            failed += 1
-            print(f"not ok {number} - {function.__name__}")
-            for line in str(error).splitlines():
-                print(f"# {line}")
-        sys.stdout.flush()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.main(results)

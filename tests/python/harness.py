@@ -1,0 +1,176 @@
+"""Shared pieces of the Python integration tests: a testio server on a kernel-chosen port of
+127.0.0.1, a client runner, raw protocol helpers and a small TAP runner. Traffic goes to
+127.0.0.1 only; every wait is bounded."""
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+BINARY = os.environ.get("TESTIO_BINARY", "")
+
+
+class Failure(AssertionError):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def wait_until(predicate, limit, what):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise Failure(f"timed out after {limit} s waiting for {what}")
+
+
+class Server:
+    """testio -s on 127.0.0.1 with a kernel-chosen port; terminated (then killed) on exit."""
+
+    def __init__(self, *extra, bind="127.0.0.1"):
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.out = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen([BINARY, "-s", "-B", bind, "-p", "0", *extra],
+                                        stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
+        self.port = None
+        try:
+            wait_until(lambda: self._find_port(), 10, "the server to listen")
+        except Failure:
+            self.process.kill()
+            raise Failure("the server did not start: " + self.stderr())
+
+    def _find_port(self):
+        match = re.search(r"listening on \S+:(\d+)", self.stderr())
+        if match:
+            self.port = match.group(1)
+        return self.port is not None
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()
+
+    def stdout(self):
+        self.out.seek(0)
+        return self.out.read()
+
+    def wait_log(self, text, limit=20, count=1):
+        wait_until(lambda: self.stderr().count(text) >= count, limit, f"the server to log {text!r}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self.out.close()
+        self.err.close()
+
+
+def client_argv(server, *args):
+    return [BINARY, "-c", "127.0.0.1", "-p", server.port, *args]
+
+
+def client(server, *args, code=0, limit=120):
+    done = subprocess.run(client_argv(server, *args), capture_output=True, text=True, timeout=limit,
+                          stdin=subprocess.DEVNULL)
+    check(done.returncode == code, f"client {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr}")
+    return done
+
+
+def start_client(server, *args):
+    return subprocess.Popen(client_argv(server, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL)
+
+
+def sums(report):
+    """(sender bytes, receiver bytes) from a text report's SUM lines; -1 where missing."""
+    sent = re.search(r"\[  SUM\] sender\s+(\d+)", report)
+    received = re.search(r"\[  SUM\] receiver\s+(\d+)", report)
+    return (int(sent.group(1)) if sent else -1, int(received.group(1)) if received else -1)
+
+
+def connect(port, timeout=10):
+    return socket.create_connection(("127.0.0.1", int(port)), timeout=timeout)
+
+
+PREAMBLE_MAGIC = b"\x9etio"
+
+
+def preamble(kind=b"C", version=1, test_id=0, stream=0):
+    return PREAMBLE_MAGIC + kind + bytes([version]) + b"\0\0" + struct.pack(">QI", test_id, stream) + b"\0" * 4
+
+
+def frame(body):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return struct.pack(">I", len(data)) + data
+
+
+def read_frame(sock):
+    """One control frame as a dict, or None when the server closed first."""
+    header = b""
+    while len(header) < 4:
+        chunk = sock.recv(4 - len(header))
+        if not chunk:
+            return None
+        header += chunk
+    (length,) = struct.unpack(">I", header)
+    body = b""
+    while len(body) < length:
+        chunk = sock.recv(length - len(body))
+        if not chunk:
+            return None
+        body += chunk
+    return json.loads(body)
+
+
+def read_until_closed(sock, limit=20):
+    sock.settimeout(limit)
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def descriptors_and_threads(pid):
+    return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
+
+
+def run_tap(tests):
+    """Runs each test function, printing TAP; returns the exit code."""
+    print(f"1..{len(tests)}", flush=True)
+    failed = 0
+    for number, function in enumerate(tests, 1):
+        try:
+            function()
+            print(f"ok {number} - {function.__name__}", flush=True)
+        except Exception as error:  # report every failure and go on to the next test
+            failed += 1
+            print(f"not ok {number} - {function.__name__}", flush=True)
+            for line in f"{type(error).__name__}: {error}".splitlines():
+                print(f"# {line}", flush=True)
+    return 1 if failed else 0
+
+
+def main(tests):
+    global BINARY
+    if len(sys.argv) > 1:
+        BINARY = sys.argv[1]
+    os.environ["TESTIO_BINARY"] = BINARY
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(run_tap(tests))
