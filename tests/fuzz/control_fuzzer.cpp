@@ -1,0 +1,53 @@
+// libFuzzer target: everything the server does with bytes from the network before a test runs.
+// The input is split as the wire splits it: a 24-byte preamble, then control frames, each frame
+// handed to every message parser. Nothing may crash, hang, leak or read out of bounds; protocol
+// errors are the expected outcome for almost every input.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "control/framing.hpp"
+#include "control/protocol.hpp"
+
+namespace {
+
+void parse_every_way(const nlohmann::json& message, const testio::config::Limits& limits) {
+  using namespace testio::control;
+  auto guarded = [](auto&& parse) {
+    try {
+      parse();
+    } catch (const ProtocolError&) {
+    } catch (const PeerError&) {
+    }
+  };
+  guarded([&] { parse_test_request(message, limits); });
+  guarded([&] { parse_test_accepted(message, limits); });
+  guarded([&] { parse_server_hello(message); });
+  guarded([&] { parse_start(message); });
+  guarded([&] { parse_side_results(message, "results", 2); });
+  guarded([&] { parse_side_results(message, "sender_done", 1); });
+  guarded([&] { fail_unexpected(message, "while fuzzing"); });
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace testio::control;
+  static const testio::config::Limits limits;
+  if (size >= kPreambleBytes) {
+    PreambleBytes bytes;
+    std::memcpy(bytes.data(), data, kPreambleBytes);
+    decode_preamble(bytes);
+    data += kPreambleBytes;
+    size -= kPreambleBytes;
+  }
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  while (!input.empty()) {
+    DecodedFrame frame = decode_frame(input, limits.max_frame);
+    if (frame.status != DecodedFrame::Status::ok) break;
+    parse_every_way(frame.message, limits);
+    input.remove_prefix(frame.consumed);
+  }
+  return 0;
+}
