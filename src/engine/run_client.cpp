@@ -19,6 +19,7 @@
 #include "engine/completion_latch.hpp"
 #include "engine/connect.hpp"
 #include "engine/measurement.hpp"
+#include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
 #include "workloads/tcp_stream.hpp"
@@ -73,11 +74,6 @@ std::unique_ptr<char[]> make_payload(std::size_t size) {
     payload[i] = static_cast<char>(state >> 24);
   }
   return payload;
-}
-
-report::StreamEndpoints endpoints_of(const tcp::socket& socket) {
-  tcp::endpoint local = socket.local_endpoint(), remote = socket.remote_endpoint();
-  return {local.address().to_string(), local.port(), remote.address().to_string(), remote.port()};
 }
 
 std::vector<std::uint32_t> mismatches(const control::SideResults& sent, const control::SideResults& received) {
@@ -143,35 +139,17 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     if (!config.window) return;
     clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
   };
-  report::StartInfo start;
-  start.from_client = true;
-  start.local_is_sender = true;
+  report::StartInfo start = start_info(request, accepted.server_threads, /*from_client=*/true);
   start.peer = control::endpoint_text(server);
   start.connecting_host = config.host;
   start.connecting_port = config.port;
-  start.connections = connections;
-  start.client_threads = threads;
-  start.server_threads = accepted.server_threads;
-  start.duration_s = request.duration_s;
-  start.total_bytes = config.total_bytes;
-  start.omit_s = config.omit_s;
-  start.interval_s = config.interval_s;
-  start.buffer = config.buffer;
-  start.window = config.window;
-  start.recv_mode = config.recv_mode;
   WorkerPool pool(threads);
   for (std::uint32_t i = 0; i < connections; ++i) {
     tcp::socket socket = co_await connect_any(server_only, config, apply_window);
     const control::Preamble data_preamble{control::ConnectionKind::data, control::kProtocolVersion,
                                           accepted.test_id, i};
     co_await send_preamble(socket, data_preamble);
-    start.connected.push_back(endpoints_of(socket));
-    if (i == 0) {
-      net::SocketBuffers granted = net::read_socket_buffers(socket.native_handle());
-      start.sndbuf_actual = granted.send_granted;
-      start.rcvbuf_actual = granted.receive_granted;
-      start.mss = net::read_mss(socket.native_handle());
-    }
+    note_connection(start, socket);
     Worker& worker = pool.worker_for_stream(i);
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());

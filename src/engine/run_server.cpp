@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/measurement.hpp"
+#include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
 #include "workloads/tcp_stream.hpp"
@@ -74,35 +75,16 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
   Measurement measurement(connections, request.interval_s, request.omit_s, window_s);
   auto receivers_done = std::make_shared<CompletionLatch>(co_await asio::this_coro::executor, connections);
   std::string clamp_warning;
-  report::StartInfo start;
-  start.from_client = false;
-  start.local_is_sender = false;
+  report::StartInfo start = start_info(request, threads, /*from_client=*/false);
   start.peer = control.peer();
-  start.connections = connections;
-  start.client_threads = request.client_threads;
-  start.server_threads = threads;
-  start.duration_s = request.duration_s;
-  start.total_bytes = request.total_bytes;
-  start.omit_s = request.omit_s;
-  start.interval_s = request.interval_s;
-  start.buffer = request.buffer;
-  start.window = request.window;
-  start.recv_mode = request.recv_mode;
   WorkerPool pool(threads);
   for (std::uint32_t i = 0; i < connections; ++i) {
     tcp::socket& socket = *test.sockets_[i];
     if (request.window)
       clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), request.window));
-    tcp::endpoint local = socket.local_endpoint(), remote = socket.remote_endpoint();
-    start.connected.push_back({local.address().to_string(), local.port(), remote.address().to_string(), remote.port()});
-    if (i == 0) {
-      net::SocketBuffers granted = net::read_socket_buffers(socket.native_handle());
-      start.sndbuf_actual = granted.send_granted;
-      start.rcvbuf_actual = granted.receive_granted;
-      start.mss = net::read_mss(socket.native_handle());
-    }
+    note_connection(start, socket);
     Worker& worker = pool.worker_for_stream(i);
-    const tcp protocol = local.protocol();
+    const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());
     measurement.watch_socket(i, owned.native_handle());
     worker.add_stream(std::make_unique<workloads::TcpReceiver>(

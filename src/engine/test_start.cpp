@@ -1,0 +1,34 @@
+#include "engine/test_start.hpp"
+
+#include "net/socket_options.hpp"
+
+namespace testio::engine {
+
+report::StartInfo start_info(const control::TestRequest& request, unsigned server_threads, bool from_client) {
+  report::StartInfo start;
+  start.from_client = from_client;
+  start.local_is_sender = from_client;  // forward tests only, so far: the client sends
+  start.connections = request.connections;
+  start.client_threads = request.client_threads;
+  start.server_threads = server_threads;
+  start.duration_s = request.duration_s;
+  start.total_bytes = request.total_bytes;
+  start.omit_s = request.omit_s;
+  start.interval_s = request.interval_s;
+  start.buffer = request.buffer;
+  start.window = request.window;
+  start.recv_mode = request.recv_mode;
+  return start;
+}
+
+void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {
+  asio::ip::tcp::endpoint local = socket.local_endpoint(), remote = socket.remote_endpoint();
+  start.connected.push_back({local.address().to_string(), local.port(), remote.address().to_string(), remote.port()});
+  if (start.connected.size() != 1) return;
+  net::SocketBuffers granted = net::read_socket_buffers(socket.native_handle());
+  start.sndbuf_actual = granted.send_granted;
+  start.rcvbuf_actual = granted.receive_granted;
+  start.mss = net::read_mss(socket.native_handle());
+}
+
+}  // namespace testio::engine

@@ -1,0 +1,17 @@
+// What both lifecycles record about a test before data moves: the agreed parameters and, per
+// data connection, its endpoints (and for the first, what the kernel granted).
+#pragma once
+
+#include <asio/ip/tcp.hpp>
+
+#include "control/protocol.hpp"
+#include "report/test_report.hpp"
+
+namespace testio::engine {
+
+report::StartInfo start_info(const control::TestRequest& request, unsigned server_threads, bool from_client);
+
+// Appends the connection's endpoints; the first connection also gives the socket buffers and MSS.
+void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket);
+
+}  // namespace testio::engine
