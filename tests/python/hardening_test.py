@@ -136,6 +136,62 @@ def hostile_control_messages_get_an_error_and_the_server_keeps_serving():
         equal_counts(client(server, "2", "-t", "1").stdout)
 
 
+def raw_request(connections, duration_s=0.0, total_bytes=0):
+    return {"type": "test_request", "connections": connections, "duration_s": duration_s,
+            "total_bytes": total_bytes, "threads": 0, "client_threads": 1, "buffer": 65536, "window": 0,
+            "recv_mode": "recv_into", "interval_s": 0, "omit_s": 0, "client_version": "raw", "auth": ""}
+
+
+@test
+def wrong_streams_and_a_reset_stream_are_handled():
+    with Server() as server, connect(server.port) as control:
+        hello(control)
+        control.sendall(frame(raw_request(2, total_bytes=2000)))
+        accepted = read_frame(control)
+        check(accepted["type"] == "test_accepted", f"not accepted: {accepted}")
+        test_id = accepted["test_id"]
+        beyond = connect(server.port)
+        beyond.sendall(preamble(kind=b"D", test_id=test_id, stream=7))
+        read_until_closed(beyond)
+        streams = [connect(server.port) for _ in range(2)]
+        for index, stream in enumerate(streams):
+            stream.sendall(preamble(kind=b"D", test_id=test_id, stream=index))
+        twice = connect(server.port)
+        twice.sendall(preamble(kind=b"D", test_id=test_id, stream=0))
+        read_until_closed(twice)
+        check(read_frame(control)["type"] == "start", "no start")
+        streams[0].sendall(b"x" * 1000)
+        streams[0].shutdown(socket.SHUT_WR)
+        # Stream 1 is reset mid-test instead of closed: SO_LINGER 0 makes close() send RST.
+        streams[1].sendall(b"y" * 10)
+        streams[1].setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        streams[1].close()
+        done = {"type": "sender_done", "intervals": [], "cpu": {"user_s": 0, "system_s": 0, "wall_s": 1},
+                "congestion": "", "tests_beside": 0,
+                "streams": [{"bytes": 1000, "calls": 1, "start_s": 0, "end_s": 1, "failed": False},
+                            {"bytes": 1000, "calls": 1, "start_s": 0, "end_s": 1, "failed": False}]}
+        control.sendall(frame(done))
+        results = read_frame(control)
+        check(results and results["type"] == "results", f"no results: {results}")
+        check(results["streams"][0]["bytes"] == 1000 and not results["streams"][0]["failed"], "stream 0 is wrong")
+        check(results["streams"][1]["failed"], f"the reset stream is not marked failed: {results['streams'][1]}")
+        streams[0].close()
+        beyond.close()
+        twice.close()
+        server.wait_log("beyond the test")
+        server.wait_log("arrived twice")
+        equal_counts(client(server, "2", "-t", "1").stdout)
+
+
+@test
+def a_truncated_frame_times_out_with_an_error():
+    with Server("--handshake-timeout", "1") as server, connect(server.port) as sock:
+        hello(sock)
+        sock.sendall(frame(raw_request(1, 1.0))[:20])  # the header promises more than arrives
+        answer = read_frame(sock)
+        check(answer and answer["type"] == "error" and "timed out" in answer["message"], f"answer: {answer}")
+
+
 @test
 def silent_and_trickling_connections_are_dropped():
     with Server("--handshake-timeout", "1") as server:
