@@ -7,6 +7,7 @@ and testio's ratio to each. Traffic goes to 127.0.0.1 only; every run is bounded
 
   tools/bench.py                      # 1 2 8 32 connections, default and 2 MiB buffers
   tools/bench.py --connections 2 32 --seconds 5 --repeat 3 --markdown
+  tools/bench.py --recv-modes --markdown   # testio alone: receive modes, Gbit/s and CPU per GB
 """
 import argparse
 import json
@@ -108,6 +109,43 @@ def parse_iperf2(out):
     return sum(float(r[8]) for r in rows) / 1e9
 
 
+def recv_mode_table(args):
+    """testio alone, each receive mode in turn (rotating order), reading its own JSON: receiver
+    Gbit/s, receive calls, bytes per call and the receiver's CPU-seconds per GB."""
+    modes = ["recv", "recv_into", "trunc"]
+    server = Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], None)
+    rows = []
+    server.start()
+    try:
+        for n in args.connections:
+            samples = {mode: [] for mode in modes}
+            for round_index in range(args.repeat):
+                for mode in modes[round_index % 3:] + modes[:round_index % 3]:
+                    argv = [args.testio, "-c", "127.0.0.1", "-p", str(server.port), str(n), "-t", str(args.seconds),
+                            "--recv-mode", mode, "--json"]
+                    done = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds + 60)
+                    if done.returncode != 0:
+                        raise RuntimeError(f"testio failed: {done.stderr}")
+                    end = json.loads(done.stdout)["end"]
+                    receiver = end["testio"]["receiver"]
+                    samples[mode].append((end["sum_received"]["bits_per_second"] / 1e9,
+                                          receiver["cpu"]["cpu_seconds_per_gb"], receiver["bytes_per_call"]))
+            for mode in modes:
+                rows.append((n, mode, *(statistics.median(s[i] for s in samples[mode]) for i in range(3))))
+                print(f"# {n} connections, {mode}: {rows[-1][2]:.1f} Gbit/s", file=sys.stderr, flush=True)
+    finally:
+        server.stop()
+    if args.markdown:
+        print("| connections | recv mode | Gbit/s | receiver CPU-s per GB | bytes per receive call |")
+        print("|---:|---|---:|---:|---:|")
+        for n, mode, rate, cpu, per_call in rows:
+            print(f"| {n} | {mode} | {rate:.1f} | {cpu:.3f} | {per_call:,.0f} |")
+    else:
+        for n, mode, rate, cpu, per_call in rows:
+            print(f"{n:>5} {mode:>10} {rate:8.1f} Gbit/s {cpu:8.3f} CPU-s/GB {per_call:12,.0f} B/call")
+    print(f"(median of {args.repeat} runs of {args.seconds} s; CPU is the server process, which only receives)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connections", type=int, nargs="+", default=[1, 2, 8, 32])
@@ -117,12 +155,17 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--testio", default=os.path.join(ROOT, "build", "testio"))
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--recv-modes", action="store_true",
+                        help="compare testio's receive modes instead of comparing tools")
     args = parser.parse_args()
     if args.repeat < 1 or args.repeat > 20 or args.seconds < 1 or args.seconds > 60:
         parser.error("--repeat must be 1..20 and --seconds 1..60")
     for needed in (args.testio, shutil.which("iperf3"), shutil.which("iperf")):
         if not needed or not os.access(needed, os.X_OK):
             sys.exit("bench needs testio (tools/build.sh), iperf3 and iperf (tools/install-deps.sh)")
+    if args.recv_modes:
+        recv_mode_table(args)
+        return
 
     tool_list = [
         Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], testio_client(args.testio)),
