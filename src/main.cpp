@@ -11,6 +11,7 @@
 
 #include "cli/options.hpp"
 #include "engine/run_client.hpp"
+#include "engine/run_raw.hpp"
 #include "engine/server.hpp"
 #include "report/reporter.hpp"
 #include "util/logging.hpp"
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   // A peer that vanishes must surface as EPIPE on the write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   try {
+    if (config.raw) return server ? testio::engine::run_raw_server(config, out) : testio::engine::run_raw_client(config, out);
     return server ? testio::engine::run_server(config, *reporter) : testio::engine::run_client(config, *reporter);
   } catch (const std::exception& error) {
     spdlog::error("{}", error.what());

@@ -44,6 +44,11 @@ cxxopts::Options make_options() {
     ("allow", "Server: talk only to peers in these networks, e.g. 198.18.0.0/15,::1", cxxopts::value<std::string>(), "CIDR,...")
     ("handshake-timeout", "Server: seconds a new connection may take to say who it is",
        cxxopts::value<std::string>()->default_value("5"), "SECONDS");
+  options.add_options("Raw TCP")
+    ("raw", "Plain TCP, no testio protocol: with -s a sink any nc/socat can send to; with -c send to any receiver")
+    ("hash", "Digest of the bytes with --raw: sha1, sha256 or none", cxxopts::value<std::string>()->default_value("sha1"),
+       "NAME")
+    ("F,file", "With -c --raw: send this file", cxxopts::value<std::string>(), "FILE");
   options.add_options("Limits and security")
     ("psk-file", "Pre-shared key file: the server demands it, the client proves it (HMAC-SHA256)",
        cxxopts::value<std::string>(), "FILE")
@@ -82,7 +87,7 @@ bool profile_may_set(const std::string& key) {
       "verbose", "debug", "port", "bind", "ipv4", "ipv6", "json", "json-stream", "format", "logfile",
       "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
-      "max-connections", "max-buffer", "max-duration", "max-frame"};
+      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file"};
   return keys.count(key) > 0;
 }
 
@@ -153,6 +158,19 @@ void fill_limits(const cxxopts::ParseResult& args, config::Config& config, Given
   if (args.count("psk-file")) config.psk_file = args["psk-file"].as<std::string>();
 }
 
+void fill_raw(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  config.raw = given.raw = args.count("raw") > 0;
+  given.hash = args["hash"].count() > 0;
+  std::string hash = args["hash"].as<std::string>();
+  auto kind = util::hash_from_string(hash);
+  if (!kind) throw UsageError("--hash '" + hash + "' is not one of sha1, sha256, none");
+  config.hash = *kind;
+  if (args.count("file")) {
+    given.file = true;
+    config.file = args["file"].as<std::string>();
+  }
+}
+
 void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
   fill_connections(args, config, given);
   given.time = args["time"].count() > 0;
@@ -206,7 +224,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (args.count("help")) {
     parsed.action = ParsedCommandLine::Action::help;
-    parsed.help_text = options.help({"General", "Server", "Client", "Limits and security"});
+    parsed.help_text = options.help({"General", "Server", "Client", "Raw TCP", "Limits and security"});
     return parsed;
   }
   if (args.count("version")) {
@@ -234,7 +252,10 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   config.one_off = given.one_off = args.count("one-off") > 0;
   fill_output(args, config, given);
   fill_limits(args, config, given);
+  fill_raw(args, config, given);
   fill_test(args, config, given);
+  // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
+  if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;
 
   validate(config, given);
   return parsed;

@@ -20,9 +20,10 @@ void check_one_role(const GivenOptions& given) {
 void check_role_specific(const config::Config& config, const GivenOptions& given) {
   if (config.role == config::Role::server) {
     struct Named { bool given; const char* name; };
+    // A raw sink has no client to tell it its buffer size or threads.
     for (Named option : {Named{given.connections, "a connection count"}, Named{given.time, "-t"},
-                         Named{given.bytes, "-n"}, Named{given.threads, "-T"},
-                         Named{given.buffer, "-l"}, Named{given.window, "-w"},
+                         Named{given.bytes, "-n"}, Named{given.threads && !given.raw, "-T"},
+                         Named{given.buffer && !given.raw, "-l"}, Named{given.window, "-w"}, Named{given.file, "-F"},
                          Named{given.recv_mode, "--recv-mode"}, Named{given.interval, "-i"},
                          Named{given.omit, "-O"}})
       if (option.given)
@@ -88,6 +89,20 @@ void check_limits(const config::Config& config) {
   }
 }
 
+void check_raw(const config::Config& config, const GivenOptions& given) {
+  if (!given.raw) {
+    if (given.hash) throw UsageError("--hash applies to --raw transfers");
+    if (given.file) throw UsageError("-F sends a file over plain TCP and needs --raw");
+    return;
+  }
+  if (config.role == config::Role::client) {
+    if (config.connections != 1) throw UsageError("--raw sends over one connection; drop the connection count");
+    if (given.file && (given.time || given.bytes)) throw UsageError("-F sends the whole file: drop -t and -n");
+    if (given.omit || given.interval) throw UsageError("-i and -O need the testio protocol, not --raw");
+    if (given.recv_mode || given.window) throw UsageError("--recv-mode and -w need the testio protocol, not --raw");
+  }
+}
+
 void check_threads(const config::Config& config, const GivenOptions& given) {
   if (given.threads && config.threads == 0) throw UsageError("-T must be at least 1");
   if (config.threads > config.limits.max_threads)
@@ -115,6 +130,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_connections(config);
   check_duration(config, given);
   check_limits(config);
+  check_raw(config, given);
   check_reporting(config, given);
   check_threads(config, given);
   check_sizes(config);

@@ -11,7 +11,8 @@ struct GivenOptions {
   bool connections = false, time = false, bytes = false, threads = false;
   bool buffer = false, window = false, recv_mode = false;
   bool interval = false, omit = false, json = false, json_stream = false;
-  bool server_limits = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
+  bool server_limits = false;
+  bool raw = false, hash = false, file = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/digest.hpp"
+
 namespace testio::config {
 
 enum class Role { server, client };
@@ -62,6 +64,10 @@ struct Config {
   std::string logfile;              // --logfile: report and diagnostics go there instead
   std::string psk_file;             // --psk-file: HMAC-SHA256 challenge-response on the control connection
   std::string allow;                // server: --allow CIDR list; empty = everyone
+  bool raw = false;                 // --raw: plain TCP, no testio protocol (sink or sender)
+  util::HashKind hash = util::HashKind::sha1;  // --hash for --raw
+  std::string file;                 // -F: the file a raw client sends
+
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;
 };

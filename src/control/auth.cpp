@@ -13,21 +13,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "util/digest.hpp"
+
 namespace testio::control {
-namespace {
-
-std::string hex(const unsigned char* bytes, std::size_t size) {
-  static const char digits[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(size * 2);
-  for (std::size_t i = 0; i < size; ++i) {
-    text.push_back(digits[bytes[i] >> 4]);
-    text.push_back(digits[bytes[i] & 0xf]);
-  }
-  return text;
-}
-
-}  // namespace
 
 std::string load_psk(const std::string& path, bool& readable_by_others) {
   struct stat status {};
@@ -48,7 +36,7 @@ std::string make_nonce() {
   std::array<unsigned char, 32> bytes{};
   if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
     throw std::runtime_error("the system's random generator failed");
-  return hex(bytes.data(), bytes.size());
+  return util::to_hex(bytes.data(), bytes.size());
 }
 
 std::string auth_response(const std::string& key, const std::string& nonce) {
@@ -58,7 +46,7 @@ std::string auth_response(const std::string& key, const std::string& nonce) {
   if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
             reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest, &length))
     throw std::runtime_error("HMAC-SHA256 failed");
-  return hex(digest, length);
+  return util::to_hex(digest, length);
 }
 
 bool auth_matches(const std::string& expected, const std::string& given) noexcept {

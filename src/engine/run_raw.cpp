@@ -1,0 +1,192 @@
+#include "engine/run_raw.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <memory>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "control/channel.hpp"
+#include "engine/connect.hpp"
+#include "engine/listen.hpp"
+#include "engine/worker_pool.hpp"
+#include "net/access_list.hpp"
+#include "workloads/raw_sink.hpp"
+
+namespace testio::engine {
+namespace {
+
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// Generated data for a raw send without -F: not all zeros, so nothing along the way can compress it.
+void fill_pattern(char* data, std::size_t size) {
+  std::uint32_t state = 0x2545f491u;
+  for (std::size_t i = 0; i < size; ++i) {
+    state = state * 1664525u + 1013904223u;
+    data[i] = static_cast<char>(state >> 24);
+  }
+}
+
+// A file descriptor that closes itself.
+struct FileDescriptor {
+  int fd = -1;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+int run_raw_server(const config::Config& config, std::ostream& out) {
+  asio::io_context io(1);
+  tcp::acceptor acceptor = open_acceptor(io, config);
+  net::AccessList allowed = net::AccessList::parse(config.allow);
+  WorkerPool pool(config::effective_threads(config.threads, 1u << 16));
+  pool.start();
+  std::uint32_t open_connections = 0;
+  std::uint64_t accepted = 0;
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code& error, int) {
+    if (error) return;
+    asio::error_code ignored;
+    acceptor.close(ignored);
+    io.stop();
+  });
+  auto report = [&](report::RawTransfer transfer) {
+    if (!transfer.error.empty()) spdlog::warn("raw connection from {} ended early: {}", transfer.peer, transfer.error);
+    report::print_raw_transfer(out, transfer, config.output, config.unit);
+    --open_connections;
+    if (config.one_off) {
+      signals.cancel();
+      io.stop();
+    }
+  };
+  auto accept_loop = [&]() -> asio::awaitable<void> {
+    spdlog::info("raw sink listening on {} ({} digest)", control::endpoint_text(acceptor.local_endpoint()),
+                 util::to_string(config.hash));
+    for (;;) {
+      asio::error_code error;
+      tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, error));
+      if (!acceptor.is_open()) co_return;
+      if (error) {
+        spdlog::warn("accept failed: {}", error.message());
+        continue;
+      }
+      asio::error_code ec;
+      tcp::endpoint peer = socket.remote_endpoint(ec);
+      if (ec) continue;
+      std::string peer_text = control::endpoint_text(peer);
+      if (!allowed.allows(peer.address())) {
+        spdlog::warn("refused a connection from {}: not in --allow", peer_text);
+        continue;
+      }
+      if (open_connections >= config.limits.max_connections) {
+        spdlog::warn("refused a connection from {}: {} are open (--max-connections)", peer_text, open_connections);
+        continue;
+      }
+      ++open_connections;
+      Worker& worker = pool.worker_for_stream(static_cast<std::uint32_t>(accepted++));
+      const tcp protocol = peer.protocol();
+      tcp::socket owned(worker.context(), protocol, socket.release());
+      auto sink = std::make_shared<workloads::RawSink>(
+          std::move(owned), peer_text, config.buffer, config.hash,
+          [&io, &report](report::RawTransfer transfer) {
+            asio::post(io, [&report, transfer = std::move(transfer)]() mutable { report(std::move(transfer)); });
+          });
+      worker.post([sink] { sink->start(); });
+      if (config.one_off) {  // one connection, then no more
+        asio::error_code ignored;
+        acceptor.close(ignored);
+        co_return;
+      }
+    }
+  };
+  asio::co_spawn(io, accept_loop(), asio::detached);
+  io.run();
+  pool.stop();
+  return 0;
+}
+
+int run_raw_client(const config::Config& config, std::ostream& out) {
+  asio::io_context io(1);
+  int exit_code = 1;
+  auto send = [&]() -> asio::awaitable<void> {
+    FileDescriptor file;
+    if (!config.file.empty()) {
+      file.fd = ::open(config.file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (file.fd < 0) throw std::runtime_error("cannot read " + config.file + ": " + std::strerror(errno));
+    }
+    std::vector<tcp::endpoint> endpoints = co_await resolve(config);
+    tcp::socket socket = co_await connect_any(endpoints, config);
+    report::RawTransfer transfer;
+    transfer.role = "sent";
+    transfer.peer = control::endpoint_text(socket.remote_endpoint());
+    transfer.hash = std::string(util::to_string(config.hash));
+    util::Digest digest(config.hash);
+    auto buffer = std::make_unique_for_overwrite<char[]>(config.buffer);
+    if (file.fd < 0) fill_pattern(buffer.get(), config.buffer);
+    const Clock::time_point start = Clock::now();
+    const Clock::time_point deadline =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config.duration_s));
+    for (;;) {
+      std::size_t size = config.buffer;
+      if (file.fd >= 0) {
+        ssize_t n = ::read(file.fd, buffer.get(), config.buffer);
+        if (n < 0) throw std::runtime_error("reading " + config.file + " failed: " + std::strerror(errno));
+        if (n == 0) break;
+        size = static_cast<std::size_t>(n);
+      } else if (config.total_bytes) {
+        if (transfer.bytes >= config.total_bytes) break;
+        size = static_cast<std::size_t>(std::min<std::uint64_t>(size, config.total_bytes - transfer.bytes));
+      } else if (Clock::now() >= deadline) {
+        break;
+      }
+      co_await asio::async_write(socket, asio::buffer(buffer.get(), size), asio::use_awaitable);
+      digest.update(buffer.get(), size);
+      transfer.bytes += size;
+      ++transfer.calls;
+    }
+    // Half-close, then wait for the receiver to close: only then has it read everything.
+    socket.shutdown(tcp::socket::shutdown_send);
+    char drain[4096];
+    asio::error_code error;
+    for (;;) {
+      co_await control::within(socket.async_read_some(asio::buffer(drain), asio::redirect_error(asio::use_awaitable, error)),
+                               std::chrono::seconds(30), "waiting for the receiver to close");
+      if (error) break;
+    }
+    transfer.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+    transfer.digest = digest.finish();
+    report::print_raw_transfer(out, transfer, config.output, config.unit);
+    exit_code = 0;
+  };
+  asio::co_spawn(io, send(), [&](std::exception_ptr failure) {
+    if (!failure) return;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::system_error& error) {
+      spdlog::error("raw send failed: {}", error.code().message());
+    } catch (const std::exception& error) {
+      spdlog::error("{}", error.what());
+    }
+  });
+  io.run();
+  return exit_code;
+}
+
+}  // namespace testio::engine
