@@ -44,6 +44,12 @@ cxxopts::Options make_options() {
     ("allow", "Server: talk only to peers in these networks, e.g. 198.18.0.0/15,::1", cxxopts::value<std::string>(), "CIDR,...")
     ("handshake-timeout", "Server: seconds a new connection may take to say who it is",
        cxxopts::value<std::string>()->default_value("5"), "SECONDS");
+  options.add_options("Request/response")
+    ("rr", "Request/response: each connection sends --msize bytes, waits for the echo, repeats; "
+           "reports messages/s and latency percentiles")
+    ("msize", "Bytes per request (and per echo)", cxxopts::value<std::string>()->default_value("1K"), "SIZE")
+    ("num", "Requests per connection (instead of -t)", cxxopts::value<std::string>(), "COUNT")
+    ("depth", "Requests outstanding per connection", cxxopts::value<std::string>()->default_value("1"), "K");
   options.add_options("Raw TCP")
     ("raw", "Plain TCP, no testio protocol: with -s a sink any nc/socat can send to; with -c send to any receiver")
     ("hash", "Digest of the bytes with --raw: sha1, sha256 or none", cxxopts::value<std::string>()->default_value("sha1"),
@@ -87,7 +93,7 @@ bool profile_may_set(const std::string& key) {
       "verbose", "debug", "port", "bind", "ipv4", "ipv6", "json", "json-stream", "format", "logfile",
       "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
-      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file"};
+      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth"};
   return keys.count(key) > 0;
 }
 
@@ -171,6 +177,17 @@ void fill_raw(const cxxopts::ParseResult& args, config::Config& config, GivenOpt
   }
 }
 
+void fill_rr(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  config.rr = given.rr = args.count("rr") > 0;
+  given.rr_options = args["msize"].count() || args.count("num") || args["depth"].count();
+  config.msize = util::parse_size(args["msize"].as<std::string>(), "--msize");
+  if (args.count("num")) {
+    given.num = true;
+    config.messages = util::parse_count(args["num"].as<std::string>(), "--num");
+  }
+  config.depth = parse_u32(args["depth"].as<std::string>(), "--depth");
+}
+
 void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
   fill_connections(args, config, given);
   given.time = args["time"].count() > 0;
@@ -224,7 +241,8 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (args.count("help")) {
     parsed.action = ParsedCommandLine::Action::help;
-    parsed.help_text = options.help({"General", "Server", "Client", "Raw TCP", "Limits and security"});
+    parsed.help_text =
+        options.help({"General", "Server", "Client", "Request/response", "Raw TCP", "Limits and security"});
     return parsed;
   }
   if (args.count("version")) {
@@ -253,6 +271,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_output(args, config, given);
   fill_limits(args, config, given);
   fill_raw(args, config, given);
+  fill_rr(args, config, given);
   fill_test(args, config, given);
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;

@@ -96,11 +96,30 @@ void check_raw(const config::Config& config, const GivenOptions& given) {
     return;
   }
   if (config.role == config::Role::client) {
-    if (config.connections != 1) throw UsageError("--raw sends over one connection; drop the connection count");
+    if (config.connections != 1 && !given.rr)
+      throw UsageError("--raw sends over one connection; drop the connection count (or add --rr)");
     if (given.file && (given.time || given.bytes)) throw UsageError("-F sends the whole file: drop -t and -n");
     if (given.omit || given.interval) throw UsageError("-i and -O need the testio protocol, not --raw");
     if (given.recv_mode || given.window) throw UsageError("--recv-mode and -w need the testio protocol, not --raw");
   }
+}
+
+void check_rr(const config::Config& config, const GivenOptions& given) {
+  if (!given.rr) {
+    if (given.rr_options) throw UsageError("--msize, --num and --depth apply to --rr tests");
+    return;
+  }
+  if (config.role == config::Role::server) throw UsageError("--rr is a client option: the server echoes on request");
+  if (config.msize == 0) throw UsageError("--msize must be at least 1 byte");
+  if (config.msize > config.limits.max_buffer)
+    throw UsageError("--msize " + util::format_size(config.msize) + " is above the cap of " +
+                     util::format_size(config.limits.max_buffer));
+  if (config.depth < 1 || config.depth > 65536) throw UsageError("--depth must be between 1 and 65536");
+  if (given.num && config.messages == 0) throw UsageError("--num must be at least 1");
+  if (given.num && given.time) throw UsageError("--num and -t exclude each other: count messages or time them");
+  if (given.bytes) throw UsageError("-n counts bytes of a bulk test; --rr counts messages with --num");
+  if (given.buffer || given.recv_mode) throw UsageError("-l and --recv-mode apply to bulk tests; --rr sends --msize");
+  if (given.file) throw UsageError("-F sends a file; it does not go with --rr");
 }
 
 void check_threads(const config::Config& config, const GivenOptions& given) {
@@ -131,6 +150,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_duration(config, given);
   check_limits(config);
   check_raw(config, given);
+  check_rr(config, given);
   check_reporting(config, given);
   check_threads(config, given);
   check_sizes(config);

@@ -12,7 +12,8 @@ struct GivenOptions {
   bool buffer = false, window = false, recv_mode = false;
   bool interval = false, omit = false, json = false, json_stream = false;
   bool server_limits = false;
-  bool raw = false, hash = false, file = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
+  bool raw = false, hash = false, file = false;
+  bool rr = false, rr_options = false, num = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

@@ -64,6 +64,11 @@ struct Config {
   std::string logfile;              // --logfile: report and diagnostics go there instead
   std::string psk_file;             // --psk-file: HMAC-SHA256 challenge-response on the control connection
   std::string allow;                // server: --allow CIDR list; empty = everyone
+  bool rr = false;                  // --rr: request/response (echo) instead of bulk
+  std::uint64_t msize = 1024;       // --msize: bytes per request (and per echo)
+  std::uint64_t messages = 0;       // --num: requests per connection; 0 = for -t seconds
+  std::uint32_t depth = 1;          // --depth: requests outstanding per connection
+
   bool raw = false;                 // --raw: plain TCP, no testio protocol (sink or sender)
   util::HashKind hash = util::HashKind::sha1;  // --hash for --raw
   std::string file;                 // -F: the file a raw client sends

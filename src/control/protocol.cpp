@@ -138,6 +138,9 @@ json to_json(const TestRequest& request) {
           {"window", request.window},
           {"recv_mode", config::to_string(request.recv_mode)},
           {"interval_s", request.interval_s},
+          {"workload", request.rr ? "rr" : "stream"},
+          {"msize", request.msize},
+          {"depth", request.depth},
           {"omit_s", request.omit_s},
           {"client_version", request.client_version},
           {"auth", request.auth}};
@@ -192,8 +195,7 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
       static_cast<std::uint32_t>(get_uint(message, "connections", 1, limits.max_connections));
   request.total_bytes = get_uint(message, "total_bytes", 0, UINT64_MAX);
   request.duration_s = get_double(message, "duration_s", 0, limits.max_duration_s);
-  if (request.total_bytes == 0 && request.duration_s <= 0)
-    throw ProtocolError("a test needs duration_s > 0 or total_bytes > 0");
+  // (An rr test may instead count messages, which only the client tracks.)
   request.threads = static_cast<std::uint32_t>(get_uint(message, "threads", 0, limits.max_threads));
   request.client_threads =
       static_cast<std::uint32_t>(get_uint(message, "client_threads", 1, limits.max_threads));
@@ -207,6 +209,14 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
   if (request.interval_s > 0 && request.interval_s < limits.min_interval_s)
     throw ProtocolError("interval_s must be 0 or at least " + std::to_string(limits.min_interval_s));
   request.omit_s = get_double(message, "omit_s", 0, limits.max_duration_s);
+  std::string workload = get_string(message, "workload", 16);
+  if (workload != "stream" && workload != "rr") throw ProtocolError("workload \"" + workload + "\" is not supported");
+  request.rr = workload == "rr";
+  request.msize = get_uint(message, "msize", 0, limits.max_buffer);
+  request.depth = static_cast<std::uint32_t>(get_uint(message, "depth", 1, 1u << 16));
+  if (request.rr && request.msize == 0) throw ProtocolError("an rr test needs msize > 0");
+  if (!request.rr && request.total_bytes == 0 && request.duration_s <= 0)
+    throw ProtocolError("a test needs duration_s > 0 or total_bytes > 0");
   request.client_version = get_string(message, "client_version", 64);
   request.auth = get_string(message, "auth", 128);
   return request;

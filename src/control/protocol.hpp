@@ -95,6 +95,9 @@ struct TestRequest {
   config::RecvMode recv_mode = config::RecvMode::recv_into;
   double interval_s = 1.0;
   double omit_s = 0;
+  bool rr = false;             // workload "rr": the server echoes instead of sinking
+  std::uint64_t msize = 0;
+  std::uint32_t depth = 1;
   std::string client_version;
   std::string auth;            // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
 };

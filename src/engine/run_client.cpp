@@ -22,6 +22,8 @@
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
+#include "report/rr_report.hpp"
+#include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
 
 namespace testio::engine {
@@ -45,7 +47,7 @@ struct Interruption {
 control::TestRequest request_from(const config::Config& config) {
   control::TestRequest request;
   request.connections = config.connections;
-  request.duration_s = config.total_bytes ? 0 : config.duration_s;
+  request.duration_s = (config.total_bytes || (config.rr && config.messages)) ? 0 : config.duration_s;
   request.total_bytes = config.total_bytes;
   request.threads = config.threads;
   request.client_threads = config::effective_threads(config.threads, config.connections);
@@ -54,6 +56,9 @@ control::TestRequest request_from(const config::Config& config) {
   request.recv_mode = config.recv_mode;
   request.interval_s = config.interval_s;
   request.omit_s = config.omit_s;
+  request.rr = config.rr;
+  request.msize = config.rr ? config.msize : 0;
+  request.depth = config.depth;
   request.client_version = TESTIO_VERSION;
   return request;
 }
@@ -128,10 +133,15 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
 
   // 2. Data connections, dealt round-robin to the workers.
   const unsigned threads = request.client_threads;
-  const double window_s = config.total_bytes ? 0 : config.omit_s + config.duration_s;
+  // A byte-count or message-count test has no window: it ends when the last stream does.
+  const bool counted = config.total_bytes || (config.rr && config.messages);
+  const double window_s = counted ? 0 : config.omit_s + config.duration_s;
   Measurement measurement(connections, config.interval_s, config.omit_s, window_s);
+  const std::size_t payload_size = config.rr ? config.msize : config.buffer;
   std::vector<std::unique_ptr<char[]>> payloads;
-  for (unsigned i = 0; i < threads; ++i) payloads.push_back(make_payload(config.buffer));
+  for (unsigned i = 0; i < threads; ++i) payloads.push_back(make_payload(payload_size));
+  // One histogram per connection, written by its worker, merged after the workers have stopped.
+  auto latencies = std::make_unique<stats::LatencyHistogram[]>(config.rr ? connections : 0);
   auto senders_done = std::make_shared<CompletionLatch>(executor, connections);
   const std::vector<tcp::endpoint> server_only{server};
   std::string clamp_warning;
@@ -143,6 +153,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   start.peer = control::endpoint_text(server);
   start.connecting_host = config.host;
   start.connecting_port = config.port;
+  start.messages = config.rr ? config.messages : 0;
   WorkerPool pool(threads);
   for (std::uint32_t i = 0; i < connections; ++i) {
     tcp::socket socket = co_await connect_any(server_only, config, apply_window);
@@ -154,10 +165,15 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());
     measurement.watch_socket(i, owned.native_handle());
-    worker.add_stream(std::make_unique<workloads::TcpSender>(
-        std::move(owned), measurement.counters(i), payloads[worker.index()].get(), config.buffer,
-        stats::share_of_total(config.total_bytes, connections, i),
-        [senders_done] { senders_done->count_down(); }));
+    auto done = [senders_done] { senders_done->count_down(); };
+    if (config.rr)
+      worker.add_stream(std::make_unique<workloads::RrClient>(std::move(owned), measurement.counters(i),
+                                                              payloads[worker.index()].get(), config.msize,
+                                                              config.depth, config.messages, latencies[i], done));
+    else
+      worker.add_stream(std::make_unique<workloads::TcpSender>(
+          std::move(owned), measurement.counters(i), payloads[worker.index()].get(), config.buffer,
+          stats::share_of_total(config.total_bytes, connections, i), done));
   }
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
   pool.start();
@@ -166,7 +182,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   control::parse_start(co_await control.read(kHandshakeLimit));
   workloads::TestClock clock{workloads::Clock::now()};
   start.timestamp = static_cast<std::int64_t>(std::time(nullptr));
-  if (!config.total_bytes)
+  if (!counted)
     clock.deadline = clock.start + std::chrono::duration_cast<workloads::Clock::duration>(
                                        std::chrono::duration<double>(window_s));
   measurement.begin(clock);
@@ -183,7 +199,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   std::optional<control::SideResults> sent;
   std::optional<control::SideResults> received;
   try {
-    auto limit = config.total_bytes ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
+    auto limit = counted ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
                                     : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                           std::chrono::duration<double>(window_s)) + kWindowGrace;
     auto outcome = co_await (senders_done->wait(limit) || control::capture(control.read(limit)) ||
@@ -223,6 +239,11 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     spdlog::warn("{}: the figures cover the time run", report.ended_because);
   }
   pool.stop();
+  if (config.rr) {
+    stats::LatencyHistogram all;
+    for (std::uint32_t i = 0; i < connections; ++i) all.merge(latencies[i]);
+    report.rr = report::summarize_rr(all, config.msize, config.depth, sent->wall_s);
+  }
 
   // 6. Report.
   if (received) {

@@ -20,11 +20,15 @@
 #include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
+#include "engine/completion_latch.hpp"
 #include "engine/connect.hpp"
 #include "engine/listen.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/access_list.hpp"
+#include "report/rr_report.hpp"
+#include "stats/histogram.hpp"
 #include "workloads/raw_sink.hpp"
+#include "workloads/tcp_rr.hpp"
 
 namespace testio::engine {
 namespace {
@@ -122,7 +126,72 @@ int run_raw_server(const config::Config& config, std::ostream& out) {
   return 0;
 }
 
+namespace {
+
+// --rr --raw: the same request/response streams as a testio test, against any echo server.
+int run_raw_rr(const config::Config& config, std::ostream& out) {
+  asio::io_context io(1);
+  int exit_code = 1;
+  auto run = [&]() -> asio::awaitable<void> {
+    const std::uint32_t connections = config.connections;
+    std::vector<tcp::endpoint> endpoints = co_await resolve(config);
+    const unsigned threads = config::effective_threads(config.threads, connections);
+    auto counters = std::make_unique<stats::StreamCounters[]>(connections);
+    auto latencies = std::make_unique<stats::LatencyHistogram[]>(connections);
+    auto payload = std::make_unique_for_overwrite<char[]>(config.msize);
+    fill_pattern(payload.get(), config.msize);
+    auto done = std::make_shared<CompletionLatch>(co_await asio::this_coro::executor, connections);
+    std::string peer;
+    WorkerPool pool(threads);
+    for (std::uint32_t i = 0; i < connections; ++i) {
+      tcp::socket socket = co_await connect_any(endpoints, config);
+      peer = control::endpoint_text(socket.remote_endpoint());
+      Worker& worker = pool.worker_for_stream(i);
+      const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
+      tcp::socket owned(worker.context(), protocol, socket.release());
+      worker.add_stream(std::make_unique<workloads::RrClient>(std::move(owned), counters[i], payload.get(),
+                                                              config.msize, config.depth, config.messages,
+                                                              latencies[i], [done] { done->count_down(); }));
+    }
+    pool.start();
+    workloads::TestClock clock{Clock::now()};
+    if (!config.messages)
+      clock.deadline = clock.start + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(config.duration_s));
+    pool.begin(clock);
+    auto limit = config.messages ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
+                                 : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                       std::chrono::duration<double>(config.duration_s)) + std::chrono::seconds(30);
+    bool finished = co_await done->wait(limit);
+    double seconds = std::chrono::duration<double>(Clock::now() - clock.start).count();
+    pool.stop();
+    stats::LatencyHistogram all;
+    std::size_t failed = 0;
+    for (std::uint32_t i = 0; i < connections; ++i) {
+      all.merge(latencies[i]);
+      if (counters[i].failed.load(std::memory_order_relaxed)) ++failed;
+    }
+    report::print_rr(out, report::summarize_rr(all, config.msize, config.depth, seconds), peer, config.output);
+    if (!finished) spdlog::error("the echo server did not answer every request within the window");
+    if (failed) spdlog::error("{} connections ended with an error", failed);
+    exit_code = finished && !failed ? 0 : 1;
+  };
+  asio::co_spawn(io, run(), [&](std::exception_ptr failure) {
+    if (!failure) return;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& error) {
+      spdlog::error("{}", error.what());
+    }
+  });
+  io.run();
+  return exit_code;
+}
+
+}  // namespace
+
 int run_raw_client(const config::Config& config, std::ostream& out) {
+  if (config.rr) return run_raw_rr(config, out);
   asio::io_context io(1);
   int exit_code = 1;
   auto send = [&]() -> asio::awaitable<void> {

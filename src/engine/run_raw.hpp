@@ -14,6 +14,7 @@ namespace testio::engine {
 int run_raw_server(const config::Config& config, std::ostream& out);
 
 // `testio -c HOST --raw [-F FILE]`: one connection; returns 0 when everything was sent.
+// With --rr: N connections of request/response against any plain echo server.
 int run_raw_client(const config::Config& config, std::ostream& out);
 
 }  // namespace testio::engine

@@ -9,6 +9,7 @@
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
+#include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
 
 namespace testio::engine {
@@ -20,11 +21,12 @@ using namespace std::chrono_literals;
 constexpr auto kArrivalLimit = 10s;    // for all data connections after test_accepted
 constexpr auto kWindowGrace = 60s;     // beyond -t before an idle client is given up on
 constexpr auto kDrainLimit = 30s;      // from sender_done to EOF on every stream
+constexpr std::size_t kEchoBuffer = 256 * 1024;  // an echo writes back whatever one read returned
 
 std::chrono::steady_clock::duration sender_done_limit(const control::TestRequest& request) {
   // A byte-count test has no window to bound it; a vanished client still ends it, since its
   // control connection closes.
-  if (request.total_bytes) return std::chrono::hours(24 * 365);
+  if (request.total_bytes || request.duration_s <= 0) return std::chrono::hours(24 * 365);
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
              std::chrono::duration<double>(request.omit_s + request.duration_s)) + kWindowGrace;
 }
@@ -71,7 +73,7 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kArrivalLimit).count()) + " s");
 
   // 2. Receivers on the workers, reading from the moment start is sent.
-  const double window_s = request.total_bytes ? 0 : request.omit_s + request.duration_s;
+  const double window_s = (request.total_bytes || request.duration_s <= 0) ? 0 : request.omit_s + request.duration_s;
   Measurement measurement(connections, request.interval_s, request.omit_s, window_s);
   auto receivers_done = std::make_shared<CompletionLatch>(co_await asio::this_coro::executor, connections);
   std::string clamp_warning;
@@ -87,9 +89,13 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());
     measurement.watch_socket(i, owned.native_handle());
-    worker.add_stream(std::make_unique<workloads::TcpReceiver>(
-        std::move(owned), measurement.counters(i), request.recv_mode, request.buffer,
-        [receivers_done] { receivers_done->count_down(); }));
+    auto done = [receivers_done] { receivers_done->count_down(); };
+    if (request.rr)
+      worker.add_stream(std::make_unique<workloads::TcpEcho>(std::move(owned), measurement.counters(i),
+                                                             kEchoBuffer, done));
+    else
+      worker.add_stream(std::make_unique<workloads::TcpReceiver>(std::move(owned), measurement.counters(i),
+                                                                 request.recv_mode, request.buffer, done));
   }
   test.sockets_.clear();
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);

@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "report/rr_report.hpp"
 #include "report/text_reporter.hpp"
 #include "util/units.hpp"
 
@@ -88,7 +89,7 @@ json start_json(const StartInfo& start) {
       {"sndbuf_actual", start.sndbuf_actual},
       {"rcvbuf_actual", start.rcvbuf_actual},
       {"test_start",
-       {{"protocol", "TCP"}, {"num_streams", start.connections}, {"blksize", start.buffer},
+       {{"protocol", "TCP"}, {"num_streams", start.connections}, {"blksize", start.rr ? start.msize : start.buffer},
         {"omit", start.omit_s}, {"duration", start.duration_s}, {"bytes", start.total_bytes},
         {"blocks", 0}, {"reverse", 0}, {"tos", 0}, {"bidir", 0}}},
       {"testio",
@@ -96,6 +97,7 @@ json start_json(const StartInfo& start) {
         {"client_threads", start.client_threads},
         {"server_threads", start.server_threads},
         {"recv_mode", config::to_string(start.recv_mode)},
+        {"workload", start.rr ? "rr" : "stream"},
         {"interval", start.interval_s}}}};
   if (start.from_client)
     result["connecting_to"] = {{"host", start.connecting_host}, {"port", start.connecting_port}};
@@ -196,6 +198,7 @@ json end_json(const TestReport& report) {
   extra["incomplete"] = report.incomplete;
   if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
   extra["tests_beside"] = report.tests_beside;
+  if (report.rr.present) extra["rr"] = rr_json(report.rr);
   extra["mismatched_streams"] = report.mismatched_streams;
   // The other side's intervals, as it measured them (the local side's are in "intervals").
   json remote_intervals = json::array();

@@ -40,6 +40,10 @@ struct StartInfo {
   std::uint64_t rcvbuf_actual = 0;
   std::uint32_t mss = 0;
   config::RecvMode recv_mode = config::RecvMode::recv_into;
+  bool rr = false;                  // request/response: msize per message, depth outstanding
+  std::uint64_t msize = 0;
+  std::uint32_t depth = 1;
+  std::uint64_t messages = 0;       // --num per connection; 0 = timed (known to the client only)
   std::int64_t timestamp = 0;       // Unix seconds at the start
 };
 
@@ -53,6 +57,18 @@ struct SideReport {
   std::string congestion;
 };
 
+// Request/response results: messages completed and their round-trip latency distribution.
+struct RrSummary {
+  bool present = false;
+  std::uint64_t msize = 0;
+  std::uint32_t depth = 1;
+  std::uint64_t messages = 0;
+  double seconds = 0;
+  double messages_per_second = 0;
+  std::uint64_t min_ns = 0, p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
+  double mean_ns = 0;
+};
+
 struct TestReport {
   StartInfo start;
   SideReport sender;
@@ -60,6 +76,7 @@ struct TestReport {
   // Streams whose sender and receiver totals differ; each is a lost or invented byte.
   std::vector<std::uint32_t> mismatched_streams;
   std::uint32_t tests_beside = 0;   // the most other tests the server ran at the same time
+  RrSummary rr;
   // Set when the test ended early (the peer vanished, a signal): the figures cover the time run.
   bool incomplete = false;
   std::string ended_because;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "report/rr_report.hpp"
 #include "util/units.hpp"
 
 namespace testio::report {
@@ -32,11 +33,17 @@ void TextReporter::start(const StartInfo& start) {
        << start.client_threads << " client / " << start.server_threads << " server, ";
   if (start.total_bytes)
     out_ << util::format_bytes(start.total_bytes) << " in total";
-  else
+  else if (start.messages)
+    out_ << start.messages << " messages per connection";
+  else if (start.duration_s > 0)
     out_ << start.duration_s << " s";
+  else
+    out_ << "until the client stops";
   if (start.omit_s > 0) out_ << " after " << start.omit_s << " s omitted";
-  out_ << ", " << util::format_size(start.buffer) << " per call, recv mode "
-       << config::to_string(start.recv_mode);
+  if (start.rr)
+    out_ << ", request/response of " << util::format_size(start.msize) << ", depth " << start.depth;
+  else
+    out_ << ", " << util::format_size(start.buffer) << " per call, recv mode " << config::to_string(start.recv_mode);
   if (start.window)
     out_ << ", window " << util::format_size(start.window) << " (granted: send "
          << util::format_size(start.sndbuf_actual) << ", receive " << util::format_size(start.rcvbuf_actual) << ")";
@@ -166,6 +173,7 @@ void TextReporter::end(const TestReport& report) {
   }
   for (std::uint32_t stream : report.mismatched_streams)
     out_ << "connection " << stream + 1 << ": sender and receiver byte counts differ\n";
+  if (report.rr.present) out_ << rr_text(report.rr);
   if (report.tests_beside)
     out_ << "the server ran up to " << report.tests_beside << " other test" << (report.tests_beside > 1 ? "s" : "")
          << " beside this one\n";

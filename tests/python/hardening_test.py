@@ -139,7 +139,8 @@ def hostile_control_messages_get_an_error_and_the_server_keeps_serving():
 def raw_request(connections, duration_s=0.0, total_bytes=0):
     return {"type": "test_request", "connections": connections, "duration_s": duration_s,
             "total_bytes": total_bytes, "threads": 0, "client_threads": 1, "buffer": 65536, "window": 0,
-            "recv_mode": "recv_into", "interval_s": 0, "omit_s": 0, "client_version": "raw", "auth": ""}
+            "recv_mode": "recv_into", "interval_s": 0, "omit_s": 0, "workload": "stream", "msize": 0, "depth": 1,
+            "client_version": "raw", "auth": ""}
 
 
 @test

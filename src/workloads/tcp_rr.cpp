@@ -1,0 +1,169 @@
+#include "workloads/tcp_rr.hpp"
+
+#include <algorithm>
+
+#include <asio/error.hpp>
+#include <asio/write.hpp>
+
+namespace testio::workloads {
+
+namespace {
+constexpr std::size_t kEchoReadSize = 256 * 1024;
+}  // namespace
+
+RrClient::RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
+                   std::size_t msize, std::uint32_t depth, std::uint64_t messages,
+                   stats::LatencyHistogram& latencies, StreamDone on_done)
+    : socket_(std::move(socket)),
+      deadline_timer_(socket_.get_executor()),
+      counters_(counters),
+      payload_(payload),
+      msize_(msize),
+      depth_(std::max(1u, depth)),
+      limit_(messages),
+      latencies_(latencies),
+      sent_at_(depth_),
+      echo_buffer_(std::make_unique_for_overwrite<char[]>(std::min(msize, kEchoReadSize))),
+      on_done_(std::move(on_done)) {
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);  // a request must not wait for Nagle
+}
+
+void RrClient::begin(const TestClock& clock) {
+  clock_ = clock;
+  if (clock.deadline != Clock::time_point::max()) {
+    deadline_timer_.expires_at(clock.deadline);
+    deadline_timer_.async_wait([this](const asio::error_code& error) {
+      if (!error) end_window();
+    });
+  }
+  read_next();
+  send_next();
+}
+
+void RrClient::send_next() {
+  if (finished_ || writing_ || window_closed_ || (limit_ && issued_ >= limit_) || issued_ - completed_ >= depth_) {
+    maybe_half_close();
+    return;
+  }
+  // Issued (and timed) when its write starts: its echo may come back before the write's
+  // completion handler runs.
+  writing_ = true;
+  sent_at_[issued_ % depth_] = Clock::now();
+  ++issued_;
+  asio::async_write(socket_, asio::buffer(payload_, msize_), [this](const asio::error_code& error, std::size_t written) {
+    writing_ = false;
+    if (finished_) return;
+    if (error) {
+      finish(true);
+      return;
+    }
+    counters_.record(written, clock_.since_start(Clock::now()));
+    send_next();
+  });
+}
+
+void RrClient::read_next() {
+  socket_.async_read_some(asio::buffer(echo_buffer_.get(), std::min(msize_, kEchoReadSize)),
+                          [this](const asio::error_code& error, std::size_t received) {
+                            if (finished_) return;
+                            if (error) {
+                              // EOF after our half-close with every echo in: a clean end.
+                              finish(!(error == asio::error::eof && half_closed_ && completed_ == issued_));
+                              return;
+                            }
+                            Clock::time_point now = Clock::now();
+                            echo_bytes_ += received;
+                            while (echo_bytes_ >= (completed_ + 1) * msize_ && completed_ < issued_) {
+                              auto latency = now - sent_at_[completed_ % depth_];
+                              latencies_.record(static_cast<std::uint64_t>(
+                                  std::chrono::duration_cast<std::chrono::nanoseconds>(latency).count()));
+                              ++completed_;
+                            }
+                            send_next();
+                            read_next();
+                          });
+}
+
+void RrClient::maybe_half_close() {
+  bool done_sending = window_closed_ || (limit_ && issued_ >= limit_);
+  if (half_closed_ || writing_ || !done_sending || completed_ != issued_) return;
+  half_closed_ = true;
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+}
+
+void RrClient::end_window() noexcept {
+  if (finished_) return;
+  window_closed_ = true;
+  maybe_half_close();
+}
+
+void RrClient::finish(bool failed) {
+  finished_ = true;
+  deadline_timer_.cancel();
+  counters_.failed.store(failed, std::memory_order_relaxed);
+  counters_.finished.store(true, std::memory_order_release);
+  if (on_done_) on_done_();
+}
+
+void RrClient::close() noexcept {
+  finished_ = true;
+  deadline_timer_.cancel();
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+TcpEcho::TcpEcho(asio::ip::tcp::socket socket, stats::StreamCounters& counters, std::size_t buffer_size,
+                 StreamDone on_done)
+    : socket_(std::move(socket)),
+      counters_(counters),
+      buffer_(std::make_unique_for_overwrite<char[]>(buffer_size)),
+      buffer_size_(buffer_size),
+      on_done_(std::move(on_done)) {
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+void TcpEcho::begin(const TestClock& clock) {
+  clock_ = clock;
+  read_next();
+}
+
+void TcpEcho::read_next() {
+  socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), [this](const asio::error_code& error,
+                                                                            std::size_t received) {
+    if (finished_) return;
+    if (error) {
+      finish(error != asio::error::eof);
+      return;
+    }
+    counters_.record(received, clock_.since_start(Clock::now()));
+    asio::async_write(socket_, asio::buffer(buffer_.get(), received), [this](const asio::error_code& write_error,
+                                                                             std::size_t) {
+      if (finished_) return;
+      if (write_error) {
+        finish(true);
+        return;
+      }
+      read_next();
+    });
+  });
+}
+
+void TcpEcho::finish(bool failed) {
+  finished_ = true;
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);  // the client reads to EOF
+  counters_.failed.store(failed, std::memory_order_relaxed);
+  counters_.finished.store(true, std::memory_order_release);
+  if (on_done_) on_done_();
+}
+
+void TcpEcho::close() noexcept {
+  finished_ = true;
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+}  // namespace testio::workloads

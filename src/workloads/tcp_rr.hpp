@@ -1,0 +1,77 @@
+// Request/response (echo) latency: the client keeps `depth` messages of `msize` bytes outstanding
+// on its connection and times each one from the start of its send to the last byte of its echo;
+// the server echoes whatever arrives. Owner: the worker thread each stream is added to.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "stats/counters.hpp"
+#include "stats/histogram.hpp"
+#include "workloads/workload.hpp"
+
+namespace testio::workloads {
+
+class RrClient final : public StreamTask {
+ public:
+  // `payload` holds at least `msize` bytes and outlives the stream; `messages` 0 = until the
+  // deadline. Counters: bytes sent, and messages sent as calls. Latencies go to `latencies`.
+  RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
+           std::size_t msize, std::uint32_t depth, std::uint64_t messages, stats::LatencyHistogram& latencies,
+           StreamDone on_done);
+
+  void begin(const TestClock& clock) override;
+  void end_window() noexcept override;
+  void close() noexcept override;
+
+ private:
+  void send_next();
+  void read_next();
+  void maybe_half_close();
+  void finish(bool failed);
+
+  asio::ip::tcp::socket socket_;
+  asio::steady_timer deadline_timer_;
+  stats::StreamCounters& counters_;
+  const char* payload_;
+  std::size_t msize_;
+  std::uint32_t depth_;
+  std::uint64_t limit_;
+  stats::LatencyHistogram& latencies_;
+  std::vector<Clock::time_point> sent_at_;  // ring of `depth` send times, allocated once
+  std::unique_ptr<char[]> echo_buffer_;
+  std::uint64_t issued_ = 0;     // messages whose write has started
+  std::uint64_t completed_ = 0;
+  std::uint64_t echo_bytes_ = 0;
+  bool writing_ = false;
+  bool window_closed_ = false;
+  bool half_closed_ = false;
+  bool finished_ = false;
+  TestClock clock_;
+  StreamDone on_done_;
+};
+
+// The server's side: reads into one buffer, writes the same bytes back, until EOF.
+class TcpEcho final : public StreamTask {
+ public:
+  TcpEcho(asio::ip::tcp::socket socket, stats::StreamCounters& counters, std::size_t buffer_size, StreamDone on_done);
+  void begin(const TestClock& clock) override;
+  void close() noexcept override;
+
+ private:
+  void read_next();
+  void finish(bool failed);
+
+  asio::ip::tcp::socket socket_;
+  stats::StreamCounters& counters_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t buffer_size_;
+  bool finished_ = false;
+  TestClock clock_;
+  StreamDone on_done_;
+};
+
+}  // namespace testio::workloads
