@@ -102,9 +102,7 @@ void RrClient::end_window() noexcept {
 void RrClient::finish(bool failed) {
   finished_ = true;
   deadline_timer_.cancel();
-  counters_.failed.store(failed, std::memory_order_relaxed);
-  counters_.finished.store(true, std::memory_order_release);
-  if (on_done_) on_done_();
+  report_finished(counters_, failed, on_done_);
 }
 
 void RrClient::close() noexcept {
@@ -155,9 +153,7 @@ void TcpEcho::finish(bool failed) {
   finished_ = true;
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);  // the client reads to EOF
-  counters_.failed.store(failed, std::memory_order_relaxed);
-  counters_.finished.store(true, std::memory_order_release);
-  if (on_done_) on_done_();
+  report_finished(counters_, failed, on_done_);
 }
 
 void TcpEcho::close() noexcept {

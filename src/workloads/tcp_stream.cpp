@@ -72,9 +72,7 @@ void TcpSender::finish(bool failed) {
   deadline_timer_.cancel();
   // Half-close: the receiver reads to EOF, so both ends count exactly the same bytes.
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  counters_.failed.store(failed, std::memory_order_relaxed);
-  counters_.finished.store(true, std::memory_order_release);
-  if (on_done_) on_done_();
+  report_finished(counters_, failed, on_done_);
 }
 
 void TcpSender::close() noexcept {
@@ -135,9 +133,7 @@ void TcpReceiver::finish(bool failed) {
   finished_ = true;
   // The socket stays open until the stream is destroyed: the sampler may still read TCP_INFO
   // by its descriptor, which must not be reused by another socket meanwhile.
-  counters_.failed.store(failed, std::memory_order_relaxed);
-  counters_.finished.store(true, std::memory_order_release);
-  if (on_done_) on_done_();
+  report_finished(counters_, failed, on_done_);
 }
 
 void TcpReceiver::close() noexcept {

@@ -23,6 +23,13 @@ struct TestClock {
 // Called once, on the worker thread, when a stream has finished for good (cleanly or not).
 using StreamDone = std::function<void()>;
 
+// Marks a stream ended (cleanly or not) for whoever reads its counters, then tells the engine.
+inline void report_finished(stats::StreamCounters& counters, bool failed, const StreamDone& on_done) {
+  counters.failed.store(failed, std::memory_order_relaxed);
+  counters.finished.store(true, std::memory_order_release);
+  if (on_done) on_done();
+}
+
 class StreamTask {
  public:
   virtual ~StreamTask() = default;
