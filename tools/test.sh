@@ -3,7 +3,7 @@
 #   1. release build, warnings as errors: every suite (unit, loopback, JSON output, hardening);
 #   2. ASan + UBSan build: every suite again;
 #   3. TSan build: the multi-threaded integration suites;
-#   4. the control-protocol fuzz target for a bounded time.
+#   4. the control-protocol fuzz target for a bounded time (30 s; TESTIO_FUZZ_SECONDS to change).
 # Ends with one line "N passed, N failed" counted over individual test cases of every stage.
 # TESTIO_QUICK=1 runs stage 1 only.
 set -uo pipefail
@@ -65,7 +65,7 @@ if [ "${TESTIO_QUICK:-0}" != 1 ]; then
   fi
 
   echo "== fuzzing the control protocol"
-  if tools/fuzz.sh "${TESTIO_FUZZ_SECONDS:-60}"; then
+  if tools/fuzz.sh "${TESTIO_FUZZ_SECONDS:-30}"; then
     extra_passed=$((extra_passed + 1))
   else
     echo "the fuzz target found a failing input (see above)"
