@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     return kExitRuntime;
   }
   testio::report::ReporterOptions options;
-  options.per_stream_lines = config.verbosity > 0 || config.connections <= 4;
+  options.verbose = config.verbosity > 0;
   options.unit = config.unit;
   std::unique_ptr<testio::report::Reporter> reporter = testio::report::make_reporter(config.output, out, options);
 

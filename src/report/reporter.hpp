@@ -13,7 +13,7 @@ namespace testio::report {
 using config::OutputFormat;
 
 struct ReporterOptions {
-  bool per_stream_lines = false;   // -v, or few connections
+  bool verbose = false;            // -v: per-connection lines whatever the count (else up to 4)
   char unit = 'a';                 // -f
 };
 

@@ -26,6 +26,8 @@ std::string cpu_line(const char* who, const SideReport& side, std::uint64_t byte
 
 void TextReporter::start(const StartInfo& start) {
   start_ = start;
+  // Decided per test: a server's own configuration does not know how many connections come.
+  per_stream_lines_ = options_.verbose || start.connections <= 4;
   last_retransmits_.assign(start.connections, 0);
   out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ")
        << start.peer << ", " << start.connections
@@ -71,7 +73,7 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
       tcp = printf_line(" %6u %10s %6u us", delta, util::format_bytes(sample.tcp.snd_cwnd_bytes).c_str(),
                         sample.tcp.rtt_us);
     }
-    if (options_.per_stream_lines)
+    if (per_stream_lines_)
       out_ << printf_line("[%5zu] %-15s %12s %16s %10llu %11.0f", i + 1, span.c_str(),
                           util::format_bytes(sample.bytes).c_str(),
                           util::format_rate(util::bits_per_second(sample.bytes, record.seconds()), options_.unit).c_str(),
@@ -79,7 +81,7 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
                           sample.calls ? static_cast<double>(sample.bytes) / static_cast<double>(sample.calls) : 0.0)
            << tcp << omitted << "\n";
   }
-  if (!options_.per_stream_lines || record.streams.size() > 1) {
+  if (!per_stream_lines_ || record.streams.size() > 1) {
     std::uint64_t bytes = record.bytes();
     out_ << printf_line("[%5s] %-15s %12s %16s %10llu %11.0f", "SUM", span.c_str(),
                         util::format_bytes(bytes).c_str(),
@@ -114,7 +116,7 @@ void TextReporter::end(const TestReport& report) {
   out_ << "- - - - - - - - - - - - - - - - - - - - - - - - -\n";
   out_ << printf_line("[%5s] %-8s %15s %9s %16s %12s %12s\n", "ID", "role", "bytes", "seconds", "rate",
                       "calls", "bytes/call");
-  if (options_.per_stream_lines) {
+  if (per_stream_lines_) {
     for (std::size_t i = 0; i < report.start.connections; ++i) {
       std::string id = std::to_string(i + 1);
       if (i < sent.size()) out_ << row(id, "sender", sent[i]);
@@ -154,7 +156,7 @@ void TextReporter::end(const TestReport& report) {
     for (std::size_t i = 0; i < report.start.connections; ++i) {
       stats::TcpSummary tcp = stats::tcp_summary(report.sender.intervals, i);
       if (!tcp.valid) continue;
-      if (options_.per_stream_lines)
+      if (per_stream_lines_)
         out_ << printf_line("tcp [%3zu]: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s\n", i + 1,
                             tcp.retransmits, tcp.min_rtt_us, tcp.mean_rtt_us, tcp.max_rtt_us,
                             util::format_bytes(tcp.max_snd_cwnd).c_str());

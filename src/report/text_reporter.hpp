@@ -21,6 +21,7 @@ class TextReporter final : public Reporter {
   std::ostream& out_;
   ReporterOptions options_;
   StartInfo start_;
+  bool per_stream_lines_ = false;
   std::vector<std::uint32_t> last_retransmits_;
 };
 

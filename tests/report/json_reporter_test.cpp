@@ -106,5 +106,20 @@ TEST(TextReporter, ShowsOmittedIntervalsAndForcedUnits) {
   EXPECT_NE(text.find("Jain's fairness index"), std::string::npos);
 }
 
+TEST(TextReporter, ManyConnectionsGetSumsOnlyUnlessVerbose) {
+  TestReport report = two_stream_report();
+  report.start.connections = 8;
+  stats::IntervalRecord interval = record(0, 1, false, {1, 2, 3, 4, 5, 6, 7, 8});
+  for (bool verbose : {false, true}) {
+    std::ostringstream out;
+    TextReporter reporter(out, {verbose, 'a'});
+    reporter.start(report.start);
+    reporter.interval(interval);
+    EXPECT_EQ(out.str().find("[    1] 0.00-1.00"), verbose ? out.str().find("[    1]") : std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find("[  SUM] 0.00-1.00"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace testio::report
