@@ -54,7 +54,18 @@ cxxopts::Options make_options() {
     ("raw", "Plain TCP, no testio protocol: with -s a sink any nc/socat can send to; with -c send to any receiver")
     ("hash", "Digest of the bytes with --raw: sha1, sha256 or none", cxxopts::value<std::string>()->default_value("sha1"),
        "NAME")
-    ("F,file", "With -c --raw: send this file", cxxopts::value<std::string>(), "FILE");
+    ("F,file", "Client: send this file (with --raw to any receiver; to a testio server both sides compare "
+               "digests). Server: the content --transfers download",
+       cxxopts::value<std::string>(), "FILE");
+  options.add_options("Transfers")
+    ("transfers", "Download COUNT transfers of --size bytes from the server, N at a time, each on a fresh "
+                  "connection; reports transfers/s, connect and transfer time percentiles",
+       cxxopts::value<std::string>(), "COUNT")
+    ("size", "Bytes per transfer", cxxopts::value<std::string>(), "SIZE")
+    ("reuse", "Keep each of the N connections for its next transfer")
+    ("save", "Write each transfer to DIR/transfer-NNNN; an existing file is refused unless --force",
+       cxxopts::value<std::string>(), "DIR")
+    ("force", "With --save: overwrite existing files");
   options.add_options("Limits and security")
     ("psk-file", "Pre-shared key file: the server demands it, the client proves it (HMAC-SHA256)",
        cxxopts::value<std::string>(), "FILE")
@@ -93,7 +104,8 @@ bool profile_may_set(const std::string& key) {
       "verbose", "debug", "port", "bind", "ipv4", "ipv6", "json", "json-stream", "format", "logfile",
       "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
-      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth"};
+      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth",
+      "transfers", "size", "reuse", "save", "force"};
   return keys.count(key) > 0;
 }
 
@@ -188,6 +200,23 @@ void fill_rr(const cxxopts::ParseResult& args, config::Config& config, GivenOpti
   config.depth = parse_u32(args["depth"].as<std::string>(), "--depth");
 }
 
+void fill_transfers(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  if (args.count("transfers")) {
+    given.transfers = true;
+    config.transfers = util::parse_count(args["transfers"].as<std::string>(), "--transfers");
+  }
+  if (args.count("size")) {
+    given.size = true;
+    config.transfer_size = util::parse_size(args["size"].as<std::string>(), "--size");
+  }
+  config.reuse = given.reuse = args.count("reuse") > 0;
+  if (args.count("save")) {
+    given.save = true;
+    config.save_dir = args["save"].as<std::string>();
+  }
+  config.force = given.force = args.count("force") > 0;
+}
+
 void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
   fill_connections(args, config, given);
   given.time = args["time"].count() > 0;
@@ -242,7 +271,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   if (args.count("help")) {
     parsed.action = ParsedCommandLine::Action::help;
     parsed.help_text =
-        options.help({"General", "Server", "Client", "Request/response", "Raw TCP", "Limits and security"});
+        options.help({"General", "Server", "Client", "Request/response", "Transfers", "Raw TCP", "Limits and security"});
     return parsed;
   }
   if (args.count("version")) {
@@ -272,6 +301,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_limits(args, config, given);
   fill_raw(args, config, given);
   fill_rr(args, config, given);
+  fill_transfers(args, config, given);
   fill_test(args, config, given);
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;

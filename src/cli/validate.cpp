@@ -23,7 +23,9 @@ void check_role_specific(const config::Config& config, const GivenOptions& given
     // A raw sink has no client to tell it its buffer size or threads.
     for (Named option : {Named{given.connections, "a connection count"}, Named{given.time, "-t"},
                          Named{given.bytes, "-n"}, Named{given.threads && !given.raw, "-T"},
-                         Named{given.buffer && !given.raw, "-l"}, Named{given.window, "-w"}, Named{given.file, "-F"},
+                         Named{given.buffer && !given.raw, "-l"}, Named{given.window, "-w"},
+                         Named{given.transfers, "--transfers"}, Named{given.size, "--size"},
+                         Named{given.reuse, "--reuse"}, Named{given.save, "--save"}, Named{given.force, "--force"},
                          Named{given.recv_mode, "--recv-mode"}, Named{given.interval, "-i"},
                          Named{given.omit, "-O"}})
       if (option.given)
@@ -90,9 +92,12 @@ void check_limits(const config::Config& config) {
 }
 
 void check_raw(const config::Config& config, const GivenOptions& given) {
+  if (config.role == config::Role::server && given.file && given.raw)
+    throw UsageError("-F on a server is what --transfers download; a raw sink only receives");
+  if (config.role == config::Role::server && given.hash && !given.raw)
+    throw UsageError("--hash on a server applies to --raw sinks; a client's -F test names its own digest");
   if (!given.raw) {
-    if (given.hash) throw UsageError("--hash applies to --raw transfers");
-    if (given.file) throw UsageError("-F sends a file over plain TCP and needs --raw");
+    if (given.hash && !given.file) throw UsageError("--hash applies to --raw and -F");
     return;
   }
   if (config.role == config::Role::client) {
@@ -120,6 +125,40 @@ void check_rr(const config::Config& config, const GivenOptions& given) {
   if (given.bytes) throw UsageError("-n counts bytes of a bulk test; --rr counts messages with --num");
   if (given.buffer || given.recv_mode) throw UsageError("-l and --recv-mode apply to bulk tests; --rr sends --msize");
   if (given.file) throw UsageError("-F sends a file; it does not go with --rr");
+}
+
+// -F to a testio server: the file goes out once, split over the connections, and both sides hash it.
+void check_file_send(const config::Config& config, const GivenOptions& given) {
+  if (config.role != config::Role::client || given.raw || !given.file) return;
+  if (given.time || given.bytes) throw UsageError("-F sends the whole file: drop -t and -n");
+  if (given.rr || given.transfers) throw UsageError("-F sends a file; it does not go with --rr or --transfers");
+  if (config.recv_mode == config::RecvMode::trunc)
+    throw UsageError("--recv-mode trunc discards the bytes in the kernel, so the server could not hash them");
+  if (given.omit) throw UsageError("-O does not apply to -F: the whole file is the test");
+}
+
+void check_transfers(const config::Config& config, const GivenOptions& given) {
+  if (!given.transfers) {
+    if (given.size || given.reuse || given.save || given.force)
+      throw UsageError("--size, --reuse, --save and --force apply to --transfers");
+    return;
+  }
+  const config::Limits& limits = config.limits;
+  if (config.transfers == 0) throw UsageError("--transfers must be at least 1");
+  if (config.transfers > limits.max_transfers)
+    throw UsageError("--transfers " + std::to_string(config.transfers) + " is above the cap of " +
+                     std::to_string(limits.max_transfers));
+  if (!given.size) throw UsageError("--transfers needs --size: the bytes each transfer downloads");
+  if (config.transfer_size == 0) throw UsageError("--size must be at least 1 byte");
+  if (config.transfer_size > limits.max_transfer_size)
+    throw UsageError("--size " + util::format_size(config.transfer_size) + " is above the cap of " +
+                     util::format_size(limits.max_transfer_size));
+  if (given.force && !given.save) throw UsageError("--force applies to --save");
+  if (given.time || given.bytes) throw UsageError("--transfers runs until COUNT transfers are done: drop -t and -n");
+  if (given.rr || given.raw) throw UsageError("--transfers does not go with --rr or --raw");
+  if (given.omit) throw UsageError("-O does not apply to --transfers");
+  if (given.recv_mode)
+    throw UsageError("--recv-mode applies to bulk tests; --transfers reads into one buffer (or its --save file)");
 }
 
 void check_threads(const config::Config& config, const GivenOptions& given) {
@@ -151,6 +190,8 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_limits(config);
   check_raw(config, given);
   check_rr(config, given);
+  check_file_send(config, given);
+  check_transfers(config, given);
   check_reporting(config, given);
   check_threads(config, given);
   check_sizes(config);

@@ -11,9 +11,10 @@ struct GivenOptions {
   bool connections = false, time = false, bytes = false, threads = false;
   bool buffer = false, window = false, recv_mode = false;
   bool interval = false, omit = false, json = false, json_stream = false;
-  bool server_limits = false;
+  bool server_limits = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
   bool raw = false, hash = false, file = false;
-  bool rr = false, rr_options = false, num = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
+  bool rr = false, rr_options = false, num = false;
+  bool transfers = false, size = false, reuse = false, save = false, force = false;
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

@@ -36,6 +36,8 @@ struct Limits {
   double handshake_timeout_s = 5.0;            // server: silence allowed before the preamble/request
   double min_interval_s = 0.1;                 // finer sampling would cost more than it shows
   std::uint32_t max_result_frame = 64u << 20;  // results carry every interval: the client allows more
+  std::uint64_t max_transfers = 100'000'000;   // --transfers
+  std::uint64_t max_transfer_size = 1ull << 40;  // --size: 1 TiB
 };
 
 inline constexpr std::uint16_t kDefaultPort = 5201;
@@ -71,7 +73,13 @@ struct Config {
 
   bool raw = false;                 // --raw: plain TCP, no testio protocol (sink or sender)
   util::HashKind hash = util::HashKind::sha1;  // --hash for --raw
-  std::string file;                 // -F: the file a raw client sends
+  std::string file;                 // -F: what a client sends (--raw, or to a testio server with digests);
+                                    // on a server, what --transfers download
+  std::uint64_t transfers = 0;      // --transfers: downloads of --size bytes, `connections` at a time
+  std::uint64_t transfer_size = 0;  // --size
+  bool reuse = false;               // --reuse: keep each connection for the next transfer
+  std::string save_dir;             // --save: write each transfer to its own file there
+  bool force = false;               // --force: overwrite existing files under --save
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;

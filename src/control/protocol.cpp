@@ -138,7 +138,11 @@ json to_json(const TestRequest& request) {
           {"window", request.window},
           {"recv_mode", config::to_string(request.recv_mode)},
           {"interval_s", request.interval_s},
-          {"workload", request.rr ? "rr" : "stream"},
+          {"workload", request.transfers ? "transfers" : request.rr ? "rr" : "stream"},
+          {"transfers", request.transfers},
+          {"transfer_size", request.transfer_size},
+          {"reuse", request.reuse},
+          {"hash", util::to_string(request.hash)},
           {"msize", request.msize},
           {"depth", request.depth},
           {"omit_s", request.omit_s},
@@ -179,7 +183,8 @@ json to_json(const SideResults& results, const char* type) {
           {"intervals", std::move(intervals)},
           {"cpu", {{"user_s", results.cpu.user_s}, {"system_s", results.cpu.system_s}, {"wall_s", results.wall_s}}},
           {"congestion", results.congestion},
-          {"tests_beside", results.tests_beside}};
+          {"tests_beside", results.tests_beside},
+          {"digests", results.digests}};
 }
 
 json start_message() { return {{"type", "start"}}; }
@@ -210,12 +215,28 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
     throw ProtocolError("interval_s must be 0 or at least " + std::to_string(limits.min_interval_s));
   request.omit_s = get_double(message, "omit_s", 0, limits.max_duration_s);
   std::string workload = get_string(message, "workload", 16);
-  if (workload != "stream" && workload != "rr") throw ProtocolError("workload \"" + workload + "\" is not supported");
+  if (workload != "stream" && workload != "rr" && workload != "transfers")
+    throw ProtocolError("workload \"" + workload + "\" is not supported");
   request.rr = workload == "rr";
+  if (workload == "transfers") {
+    request.transfers = get_uint(message, "transfers", 1, limits.max_transfers);
+    request.transfer_size = get_uint(message, "transfer_size", 1, limits.max_transfer_size);
+    const json& reuse = field(message, "reuse");
+    if (!reuse.is_boolean()) throw ProtocolError("field \"reuse\" must be true or false");
+    request.reuse = reuse.get<bool>();
+  }
+  if (message.contains("hash")) {
+    std::string hash = get_string(message, "hash", 16);
+    auto kind = util::hash_from_string(hash);
+    if (!kind) throw ProtocolError("hash \"" + hash + "\" is not supported");
+    if (*kind != util::HashKind::none && request.recv_mode == config::RecvMode::trunc)
+      throw ProtocolError("a hashed test cannot use recv_mode trunc");
+    request.hash = *kind;
+  }
   request.msize = get_uint(message, "msize", 0, limits.max_buffer);
   request.depth = static_cast<std::uint32_t>(get_uint(message, "depth", 1, 1u << 16));
   if (request.rr && request.msize == 0) throw ProtocolError("an rr test needs msize > 0");
-  if (!request.rr && request.total_bytes == 0 && request.duration_s <= 0)
+  if (!request.rr && !request.transfers && request.total_bytes == 0 && request.duration_s <= 0)
     throw ProtocolError("a test needs duration_s > 0 or total_bytes > 0");
   request.client_version = get_string(message, "client_version", 64);
   request.auth = get_string(message, "auth", 128);
@@ -306,6 +327,17 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
   results.wall_s = get_double(cpu, "wall_s", 0, 1e9);
   results.congestion = get_string(message, "congestion", 32);
   results.tests_beside = static_cast<std::uint32_t>(get_uint(message, "tests_beside", 0, 1u << 20));
+  if (message.contains("digests")) {
+    const json& digests = message["digests"];
+    if (!digests.is_array() || (!digests.empty() && digests.size() != expected_streams))
+      throw ProtocolError("\"digests\" must list one digest per stream");
+    for (const json& digest : digests) {
+      // SHA-256 is 64 hex digits; anything else is not a digest this build knows.
+      if (!digest.is_string() || digest.get_ref<const std::string&>().size() > 128)
+        throw ProtocolError("each entry of \"digests\" must be a hex string");
+      results.digests.push_back(digest.get<std::string>());
+    }
+  }
   return results;
 }
 

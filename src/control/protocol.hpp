@@ -28,6 +28,7 @@
 
 #include "config/config.hpp"
 #include "stats/summary.hpp"
+#include "util/digest.hpp"
 
 namespace testio::control {
 
@@ -98,6 +99,13 @@ struct TestRequest {
   bool rr = false;             // workload "rr": the server echoes instead of sinking
   std::uint64_t msize = 0;
   std::uint32_t depth = 1;
+  // workload "transfers": `transfers` downloads of `transfer_size` bytes, `connections` at a
+  // time, the server sending; each on a fresh data connection unless `reuse`.
+  std::uint64_t transfers = 0;
+  std::uint64_t transfer_size = 0;
+  bool reuse = false;
+  // -F: the receivers hash what they get and return the digests with their results.
+  util::HashKind hash = util::HashKind::none;
   std::string client_version;
   std::string auth;            // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
 };
@@ -116,6 +124,7 @@ struct SideResults {
   double wall_s = 0;                             // the wall time that CPU was used in
   std::string congestion;                        // TCP_CONGESTION of the data connections
   std::uint32_t tests_beside = 0;                // server: most other tests running at once
+  std::vector<std::string> digests;              // -F: hex digest per stream, in stream order
 };
 
 // At most this many interval records are accepted in one message (a day at 1 s intervals).

@@ -15,6 +15,7 @@ namespace testio::engine {
 Measurement::Measurement(std::uint32_t streams, double interval_s, double omit_s, double window_s)
     : counters_(std::make_unique<stats::StreamCounters[]>(streams)),
       fds_(streams, -1),
+      digests_(streams),
       schedule_(interval_s, omit_s),
       window_s_(window_s) {}
 
@@ -61,6 +62,7 @@ control::SideResults Measurement::finish(report::Reporter& reporter, bool sender
     results.streams.push_back(figures);
   }
   results.intervals = std::move(intervals_);
+  if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;
   results.cpu = stats::CpuTimes::now() - cpu_at_start_;
   results.wall_s = now_s;
   char congestion[32];

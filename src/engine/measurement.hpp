@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <asio/awaitable.hpp>
@@ -26,6 +27,8 @@ class Measurement {
   stats::StreamCounters& counters(std::uint32_t stream) noexcept { return counters_[stream]; }
   // The socket whose TCP_INFO each interval reads; it must stay open until finish().
   void watch_socket(std::uint32_t stream, int fd) noexcept { fds_[stream] = fd; }
+  // -F: where stream `stream` leaves its digest; written by its worker before it finishes.
+  std::string& digest(std::uint32_t stream) noexcept { return digests_[stream]; }
 
   // Call as the test starts (with the clock handed to the workers).
   void begin(const workloads::TestClock& clock);
@@ -40,6 +43,7 @@ class Measurement {
 
   std::unique_ptr<stats::StreamCounters[]> counters_;
   std::vector<int> fds_;
+  std::vector<std::string> digests_;
   stats::IntervalSchedule schedule_;
   double window_s_;
   std::optional<stats::Sampler> sampler_;

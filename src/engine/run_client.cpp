@@ -20,9 +20,13 @@
 #include "engine/connect.hpp"
 #include "engine/measurement.hpp"
 #include "engine/test_start.hpp"
+#include "engine/transfer_setup.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
 #include "report/rr_report.hpp"
+#include "util/mapped_file.hpp"
+#include "util/pattern.hpp"
+#include "workloads/tcp_crr.hpp"
 #include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
 
@@ -59,6 +63,11 @@ control::TestRequest request_from(const config::Config& config) {
   request.rr = config.rr;
   request.msize = config.rr ? config.msize : 0;
   request.depth = config.depth;
+  request.transfers = config.transfers;
+  request.transfer_size = config.transfer_size;
+  request.reuse = config.reuse;
+  if (config.transfers) request.duration_s = 0;
+  if (!config.file.empty()) request.hash = config.hash;
   request.client_version = TESTIO_VERSION;
   return request;
 }
@@ -69,18 +78,6 @@ asio::awaitable<void> send_preamble(tcp::socket& socket, const control::Preamble
                            kHandshakeLimit, "sending the connection preamble");
 }
 
-// Sender payload: one read-only buffer per worker, shared by its streams. Not all zeros, so a
-// compressing or deduplicating middlebox cannot flatter the result.
-std::unique_ptr<char[]> make_payload(std::size_t size) {
-  auto payload = std::make_unique_for_overwrite<char[]>(size);
-  std::uint32_t state = 0x9e3779b9u;
-  for (std::size_t i = 0; i < size; ++i) {
-    state = state * 1664525u + 1013904223u;
-    payload[i] = static_cast<char>(state >> 24);
-  }
-  return payload;
-}
-
 std::vector<std::uint32_t> mismatches(const control::SideResults& sent, const control::SideResults& received) {
   std::vector<std::uint32_t> streams;
   for (std::size_t i = 0; i < sent.streams.size() && i < received.streams.size(); ++i)
@@ -88,35 +85,63 @@ std::vector<std::uint32_t> mismatches(const control::SideResults& sent, const co
   return streams;
 }
 
-report::SideReport side_report(control::SideResults results) {
-  report::SideReport side;
-  side.present = true;
-  side.totals = std::move(results.streams);
-  side.intervals = std::move(results.intervals);
-  side.cpu = results.cpu;
-  side.wall_s = results.wall_s;
-  side.congestion = std::move(results.congestion);
-  return side;
-}
-
 std::string describe(const std::exception& error);
+
+// The client's data streams for one test, by workload. Owner: the lifecycle below.
+struct ClientStreams {
+  std::vector<std::unique_ptr<char[]>> payloads;         // bulk and rr: one per worker
+  std::unique_ptr<stats::LatencyHistogram[]> latencies;  // rr: one per connection
+  std::optional<util::MappedFile> file;                  // -F
+  std::unique_ptr<workloads::TransferPlan> plan;         // --transfers
+  std::unique_ptr<workloads::TransferTally[]> tallies;   // --transfers: one per slot
+};
+
+// Connects stream `i`, says which test it belongs to, and moves it to its worker.
+asio::awaitable<tcp::socket> open_data_connection(const config::Config& config, const tcp::endpoint& server,
+                                                  std::uint64_t test_id, std::uint32_t i, Worker& worker,
+                                                  report::StartInfo& start, std::string& clamp_warning) {
+  auto apply_window = [&](tcp::socket& socket) {
+    if (!config.window) return;
+    clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
+  };
+  const std::vector<tcp::endpoint> server_only{server};
+  tcp::socket socket = co_await connect_any(server_only, config, apply_window);
+  const control::Preamble data_preamble{control::ConnectionKind::data, control::kProtocolVersion, test_id, i};
+  co_await send_preamble(socket, data_preamble);
+  note_connection(start, socket);
+  const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
+  co_return tcp::socket(worker.context(), protocol, socket.release());
+}
 
 asio::awaitable<int> client_test(const config::Config& config, report::Reporter& reporter,
                                  Interruption& interruption) {
   auto executor = co_await asio::this_coro::executor;
   const std::uint32_t connections = config.connections;
+  const bool transfers = config.transfers > 0;
+  ClientStreams streams;
+  control::TestRequest request = request_from(config);
+  if (!config.file.empty()) {
+    streams.file.emplace(config.file);
+    if (streams.file->size() < connections)
+      throw std::runtime_error(config.file + " has " + std::to_string(streams.file->size()) +
+                               " bytes: fewer than one per connection");
+    request.total_bytes = streams.file->size();
+    request.duration_s = 0;
+  }
+
+  if (!config.save_dir.empty()) check_save_directory(config);
 
   // 1. Control connection: preamble, test request, the server's answer.
   std::vector<tcp::endpoint> endpoints = co_await resolve(config);
   tcp::socket control_socket = co_await connect_any(endpoints, config);
   const tcp::endpoint server = control_socket.remote_endpoint();
+  if (transfers) streams.plan = make_transfer_plan(config, server);
   const control::Preamble control_preamble{control::ConnectionKind::control};
   co_await send_preamble(control_socket, control_preamble);
   // The client trusts the server it chose a little more: results carry every interval.
   control::ControlChannel control(std::move(control_socket), config.limits.max_result_frame);
   spdlog::info("connected to {}", control.peer());
   const control::ServerHello hello = control::parse_server_hello(co_await control.read(kHandshakeLimit));
-  control::TestRequest request = request_from(config);
   if (hello.auth == "hmac-sha256") {
     if (config.psk_file.empty())
       throw std::runtime_error("the server requires a pre-shared key: give it with --psk-file");
@@ -128,27 +153,29 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     spdlog::warn("the server does not ask for a key: --psk-file is unused");
   }
   co_await control.write(control::to_json(request));
-  control::TestAccepted accepted =
-      control::parse_test_accepted(co_await control.read(kHandshakeLimit), config.limits);
+  nlohmann::json answer = co_await control.read(kHandshakeLimit);
+  control::TestAccepted accepted;
+  try {
+    accepted = control::parse_test_accepted(answer, config.limits);
+  } catch (const control::PeerError& refusal) {
+    throw std::runtime_error(std::string("the server refused the test: ") + refusal.what());
+  }
 
-  // 2. Data connections, dealt round-robin to the workers.
+  // 2. Data streams, dealt round-robin to the workers. Bulk and rr connect here; transfer slots
+  // connect for each transfer once the test starts.
   const unsigned threads = request.client_threads;
-  // A byte-count or message-count test has no window: it ends when the last stream does.
-  const bool counted = config.total_bytes || (config.rr && config.messages);
+  // A byte-count, message-count or transfer-count test has no window: it ends when the last stream does.
+  const bool counted = request.total_bytes || (config.rr && config.messages) || transfers;
   const double window_s = counted ? 0 : config.omit_s + config.duration_s;
   Measurement measurement(connections, config.interval_s, config.omit_s, window_s);
-  const std::size_t payload_size = config.rr ? config.msize : config.buffer;
-  std::vector<std::unique_ptr<char[]>> payloads;
-  for (unsigned i = 0; i < threads; ++i) payloads.push_back(make_payload(payload_size));
-  // One histogram per connection, written by its worker, merged after the workers have stopped.
-  auto latencies = std::make_unique<stats::LatencyHistogram[]>(config.rr ? connections : 0);
-  auto senders_done = std::make_shared<CompletionLatch>(executor, connections);
-  const std::vector<tcp::endpoint> server_only{server};
+  if (!transfers)
+    for (unsigned i = 0; i < threads; ++i)
+      streams.payloads.push_back(util::make_pattern(config.rr ? config.msize : config.buffer));
+  // One histogram or tally per connection, written by its worker, merged after the workers stopped.
+  if (config.rr) streams.latencies = std::make_unique<stats::LatencyHistogram[]>(connections);
+  if (transfers) streams.tallies = std::make_unique<workloads::TransferTally[]>(connections);
+  auto streams_done = std::make_shared<CompletionLatch>(executor, connections);
   std::string clamp_warning;
-  auto apply_window = [&](tcp::socket& socket) {
-    if (!config.window) return;
-    clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
-  };
   report::StartInfo start = start_info(request, accepted.server_threads, /*from_client=*/true);
   start.peer = control::endpoint_text(server);
   start.connecting_host = config.host;
@@ -156,24 +183,36 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   start.messages = config.rr ? config.messages : 0;
   WorkerPool pool(threads);
   for (std::uint32_t i = 0; i < connections; ++i) {
-    tcp::socket socket = co_await connect_any(server_only, config, apply_window);
-    const control::Preamble data_preamble{control::ConnectionKind::data, control::kProtocolVersion,
-                                          accepted.test_id, i};
-    co_await send_preamble(socket, data_preamble);
-    note_connection(start, socket);
     Worker& worker = pool.worker_for_stream(i);
-    const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
-    tcp::socket owned(worker.context(), protocol, socket.release());
+    auto done = [streams_done] { streams_done->count_down(); };
+    if (transfers) {
+      const control::Preamble slot{control::ConnectionKind::data, control::kProtocolVersion, accepted.test_id, i};
+      worker.add_stream(std::make_unique<workloads::TransferClient>(worker.context(), measurement.counters(i),
+                                                                    *streams.plan, control::encode_preamble(slot),
+                                                                    streams.tallies[i], done));
+      continue;
+    }
+    tcp::socket owned =
+        co_await open_data_connection(config, server, accepted.test_id, i, worker, start, clamp_warning);
     measurement.watch_socket(i, owned.native_handle());
-    auto done = [senders_done] { senders_done->count_down(); };
-    if (config.rr)
-      worker.add_stream(std::make_unique<workloads::RrClient>(std::move(owned), measurement.counters(i),
-                                                              payloads[worker.index()].get(), config.msize,
-                                                              config.depth, config.messages, latencies[i], done));
-    else
+    const char* payload = streams.payloads[worker.index()].get();
+    if (config.rr) {
+      worker.add_stream(std::make_unique<workloads::RrClient>(std::move(owned), measurement.counters(i), payload,
+                                                              config.msize, config.depth, config.messages,
+                                                              streams.latencies[i], done));
+    } else if (streams.file) {
+      // Connection i carries its contiguous part of the file and hashes it.
+      const std::uint64_t part = stats::share_of_total(request.total_bytes, connections, i);
+      const std::uint64_t offset = stats::offset_of_share(request.total_bytes, connections, i);
+      workloads::StreamDigest digest{util::Digest(config.hash), &measurement.digest(i)};
       worker.add_stream(std::make_unique<workloads::TcpSender>(
-          std::move(owned), measurement.counters(i), payloads[worker.index()].get(), config.buffer,
+          std::move(owned), measurement.counters(i), streams.file->data() + offset, static_cast<std::size_t>(part),
+          config.buffer, part, done, std::move(digest)));
+    } else {
+      worker.add_stream(std::make_unique<workloads::TcpSender>(
+          std::move(owned), measurement.counters(i), payload, config.buffer, config.buffer,
           stats::share_of_total(config.total_bytes, connections, i), done));
+    }
   }
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
   pool.start();
@@ -190,19 +229,20 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   reporter.start(start);
   spdlog::info("test started: {} connections over {} threads", connections, threads);
 
-  // 4. Senders run their window and half-close, while intervals tick. Anything arriving on the
-  // control connection meanwhile is the server ending the test (an error frame, or a close).
-  // From here on a failure still reports what this side measured, marked incomplete.
+  // 4. Streams run (senders their window, then a half-close; transfer slots until the count is
+  // taken) while intervals tick. Anything arriving on the control connection meanwhile is the
+  // server ending the test (an error frame, or a close). From here on a failure still reports what
+  // this side measured, marked incomplete.
   interruption.running = &pool;
   report::TestReport report;
   report.start = start;
-  std::optional<control::SideResults> sent;
-  std::optional<control::SideResults> received;
+  std::optional<control::SideResults> mine;
+  std::optional<control::SideResults> theirs;
   try {
     auto limit = counted ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
-                                    : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                          std::chrono::duration<double>(window_s)) + kWindowGrace;
-    auto outcome = co_await (senders_done->wait(limit) || control::capture(control.read(limit)) ||
+                         : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(window_s)) + kWindowGrace;
+    auto outcome = co_await (streams_done->wait(limit) || control::capture(control.read(limit)) ||
                              measurement.sample(reporter));
     if (outcome.index() == 1) {
       auto& message = std::get<1>(outcome);
@@ -214,24 +254,26 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     interruption.running = nullptr;
 
     // 5. Exchange figures: ours go first, the server answers once every stream reached EOF.
-    sent = measurement.finish(reporter, /*sender=*/true);
-    control::SideResults sent_summary;  // the server needs the totals and CPU, not our intervals
-    sent_summary.streams = sent->streams;
-    sent_summary.cpu = sent->cpu;
-    sent_summary.wall_s = sent->wall_s;
-    sent_summary.congestion = sent->congestion;
-    co_await control.write(control::to_json(sent_summary, "sender_done"));
-    received = control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);
+    mine = measurement.finish(reporter, /*sender=*/start.local_is_sender);
+    control::SideResults summary;  // the server needs the totals and CPU, not our intervals
+    summary.streams = mine->streams;
+    summary.cpu = mine->cpu;
+    summary.wall_s = mine->wall_s;
+    summary.congestion = mine->congestion;
+    summary.digests = mine->digests;
+    const char* done_type = transfers ? "transfers_done" : "sender_done";
+    co_await control.write(control::to_json(summary, done_type));
+    theirs = control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);
   } catch (const std::exception& error) {
     report.incomplete = true;
     report.ended_because = describe(error);
   }
   interruption.running = nullptr;
   if (report.incomplete) {
-    // Stop the senders (they may still be writing) and keep what they counted.
+    // Stop the streams (senders may still be writing) and keep what they counted.
     pool.end_window();
-    co_await senders_done->wait(kSenderStopLimit);
-    if (!sent) sent = measurement.finish(reporter, /*sender=*/true);
+    co_await streams_done->wait(kSenderStopLimit);
+    if (!mine) mine = measurement.finish(reporter, /*sender=*/start.local_is_sender);
     spdlog::error("{}", report.ended_because);
   } else if (interruption.signal) {
     report.incomplete = true;
@@ -241,27 +283,56 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   pool.stop();
   if (config.rr) {
     stats::LatencyHistogram all;
-    for (std::uint32_t i = 0; i < connections; ++i) all.merge(latencies[i]);
-    report.rr = report::summarize_rr(all, config.msize, config.depth, sent->wall_s);
+    for (std::uint32_t i = 0; i < connections; ++i) all.merge(streams.latencies[i]);
+    report.rr = report::summarize_rr(all, config.msize, config.depth, mine->wall_s);
+  }
+  if (transfers) {
+    report.transfers = summarize_transfers(*streams.plan, streams.tallies.get(), connections, mine->wall_s);
+    if (report.transfers.partial_files_removed)
+      spdlog::warn("removed {} partially written files under {}", report.transfers.partial_files_removed,
+                   config.save_dir);
+  }
+  if (streams.file) {
+    report.digests.hash = std::string(util::to_string(config.hash));
+    report.digests.sent = mine->digests;
+    if (theirs) report.digests.received = theirs->digests;
   }
 
   // 6. Report.
-  if (received) {
-    report.mismatched_streams = mismatches(*sent, *received);
-    report.tests_beside = received->tests_beside;
-    report.receiver = side_report(std::move(*received));
+  if (theirs) {
+    report.mismatched_streams = mismatches(*mine, *theirs);
+    report.tests_beside = theirs->tests_beside;
   }
-  report.sender = side_report(std::move(*sent));
+  report::SideReport& local = start.local_is_sender ? report.sender : report.receiver;
+  report::SideReport& remote = start.local_is_sender ? report.receiver : report.sender;
+  local = side_report(std::move(*mine));
+  if (theirs) remote = side_report(std::move(*theirs));
   reporter.end(report);
   if (report.incomplete) co_return 1;
 
-  for (std::uint32_t stream : report.mismatched_streams)
-    spdlog::error("connection {}: sent {} bytes but the server received {}", stream + 1,
-                  report.sender.totals[stream].bytes, report.receiver.totals[stream].bytes);
-  std::size_t failed = stats::summarize(report.sender.totals).failed_streams +
-                       stats::summarize(report.receiver.totals).failed_streams;
-  if (failed) spdlog::error("{} connections ended with an error", failed);
-  co_return (!report.mismatched_streams.empty() || failed) ? 1 : 0;
+  bool failed = false;
+  for (std::uint32_t stream : report.mismatched_streams) {
+    spdlog::error("connection {}: {} sent {} bytes but {} received {}", stream + 1,
+                  transfers ? "the server" : "the client", report.sender.totals[stream].bytes,
+                  transfers ? "the client" : "the server", report.receiver.totals[stream].bytes);
+    failed = true;
+  }
+  std::size_t failed_streams = stats::summarize(report.sender.totals).failed_streams +
+                               stats::summarize(report.receiver.totals).failed_streams;
+  if (failed_streams) {
+    spdlog::error("{} connections ended with an error", failed_streams);
+    failed = true;
+  }
+  if (transfers && report.transfers.completed != report.transfers.requested) {
+    spdlog::error("{} of {} transfers completed; {}", report.transfers.completed, report.transfers.requested,
+                  report.transfers.first_error.empty() ? "the rest did not start" : report.transfers.first_error);
+    failed = true;
+  }
+  if (streams.file && !report.digests.matches()) {
+    spdlog::error("the {} digests of what was sent and what the server received differ", report.digests.hash);
+    failed = true;
+  }
+  co_return failed ? 1 : 0;
 }
 
 std::string describe(const std::exception& error) {

@@ -27,6 +27,7 @@
 #include "net/access_list.hpp"
 #include "report/rr_report.hpp"
 #include "stats/histogram.hpp"
+#include "util/pattern.hpp"
 #include "workloads/raw_sink.hpp"
 #include "workloads/tcp_rr.hpp"
 
@@ -35,15 +36,6 @@ namespace {
 
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
-
-// Generated data for a raw send without -F: not all zeros, so nothing along the way can compress it.
-void fill_pattern(char* data, std::size_t size) {
-  std::uint32_t state = 0x2545f491u;
-  for (std::size_t i = 0; i < size; ++i) {
-    state = state * 1664525u + 1013904223u;
-    data[i] = static_cast<char>(state >> 24);
-  }
-}
 
 // A file descriptor that closes itself.
 struct FileDescriptor {
@@ -138,8 +130,7 @@ int run_raw_rr(const config::Config& config, std::ostream& out) {
     const unsigned threads = config::effective_threads(config.threads, connections);
     auto counters = std::make_unique<stats::StreamCounters[]>(connections);
     auto latencies = std::make_unique<stats::LatencyHistogram[]>(connections);
-    auto payload = std::make_unique_for_overwrite<char[]>(config.msize);
-    fill_pattern(payload.get(), config.msize);
+    auto payload = util::make_pattern(config.msize);
     auto done = std::make_shared<CompletionLatch>(co_await asio::this_coro::executor, connections);
     std::string peer;
     WorkerPool pool(threads);
@@ -208,7 +199,7 @@ int run_raw_client(const config::Config& config, std::ostream& out) {
     transfer.hash = std::string(util::to_string(config.hash));
     util::Digest digest(config.hash);
     auto buffer = std::make_unique_for_overwrite<char[]>(config.buffer);
-    if (file.fd < 0) fill_pattern(buffer.get(), config.buffer);
+    if (file.fd < 0) util::fill_pattern(buffer.get(), config.buffer);
     const Clock::time_point start = Clock::now();
     const Clock::time_point deadline =
         start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config.duration_s));

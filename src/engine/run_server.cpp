@@ -9,6 +9,8 @@
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
+#include "util/pattern.hpp"
+#include "workloads/tcp_crr.hpp"
 #include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
 
@@ -31,16 +33,46 @@ std::chrono::steady_clock::duration sender_done_limit(const control::TestRequest
              std::chrono::duration<double>(request.omit_s + request.duration_s)) + kWindowGrace;
 }
 
+// The server's report of a test: both sides' figures as sender and receiver, whichever this is.
+report::TestReport server_report(const report::StartInfo& start, control::SideResults sent,
+                                 control::SideResults received) {
+  report::TestReport report;
+  report.start = start;
+  const control::SideResults& local = start.local_is_sender ? sent : received;
+  report.tests_beside = local.tests_beside;
+  for (std::size_t i = 0; i < sent.streams.size() && i < received.streams.size(); ++i)
+    if (sent.streams[i].bytes != received.streams[i].bytes) report.mismatched_streams.push_back(static_cast<std::uint32_t>(i));
+  if (!start.hash.empty()) {
+    report.digests.hash = start.hash;
+    report.digests.sent = sent.digests;
+    report.digests.received = received.digests;
+  }
+  report.sender = side_report(std::move(sent));
+  report.receiver = side_report(std::move(received));
+  return report;
+}
+
+nlohmann::json accepted_message(const ServerTest& test, unsigned threads) {
+  control::TestAccepted accepted;
+  accepted.test_id = test.id();
+  accepted.server_threads = threads;
+  accepted.server_version = TESTIO_VERSION;
+  return control::to_json(accepted);
+}
+
 }  // namespace
 
 ServerTest::ServerTest(asio::any_io_executor executor, std::uint64_t id,
-                       const control::TestRequest& request)
+                       const control::TestRequest& request, const util::MappedFile* served_file)
     : id_(id),
       request_(request),
-      sockets_(request.connections),
-      all_arrived_(std::make_shared<CompletionLatch>(executor, request.connections)) {}
+      sockets_(request.transfers ? 0 : request.connections),
+      all_arrived_(std::make_shared<CompletionLatch>(executor, request.connections)),
+      served_file_(served_file) {}
 
 std::string ServerTest::attach(std::uint32_t index, tcp::socket socket) {
+  if (router_) return router_(index, std::move(socket));
+  if (request_.transfers) return "the transfers have not started (or have ended)";
   if (!gathering_) return "the test has already started";
   if (index >= sockets_.size())
     return "stream " + std::to_string(index) + " is beyond the test's " +
@@ -59,11 +91,7 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
   const unsigned threads = config::effective_threads(request.threads, connections);
 
   // 1. Accept, then wait for every data connection.
-  control::TestAccepted accepted;
-  accepted.test_id = test.id();
-  accepted.server_threads = threads;
-  accepted.server_version = TESTIO_VERSION;
-  co_await control.write(control::to_json(accepted));
+  co_await control.write(accepted_message(test, threads));
   bool arrived = co_await test.all_arrived_->wait(kArrivalLimit);
   test.gathering_ = false;
   if (!arrived)
@@ -93,6 +121,10 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
     if (request.rr)
       worker.add_stream(std::make_unique<workloads::TcpEcho>(std::move(owned), measurement.counters(i),
                                                              kEchoBuffer, done));
+    else if (request.hash != util::HashKind::none)
+      worker.add_stream(std::make_unique<workloads::TcpReceiver>(
+          std::move(owned), measurement.counters(i), request.recv_mode, request.buffer, done,
+          workloads::StreamDigest{util::Digest(request.hash), &measurement.digest(i)}));
     else
       worker.add_stream(std::make_unique<workloads::TcpReceiver>(std::move(owned), measurement.counters(i),
                                                                  request.recv_mode, request.buffer, done));
@@ -121,29 +153,90 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
     spdlog::warn("{} connections had not reached EOF {} s after the client finished sending",
                  receivers_done->remaining(), std::chrono::duration_cast<std::chrono::seconds>(kDrainLimit).count());
   control::SideResults received = measurement.finish(reporter, /*sender=*/false);
-  received.tests_beside = test.tests_beside_;
+  received.tests_beside = test.tests_beside();
   pool.stop();
   co_await control.write(control::to_json(received, "results"));
 
   // 5. The server's own report: its receivers' figures, and the client's totals beside them.
-  report::TestReport report;
-  report.start = start;
-  report.tests_beside = received.tests_beside;
-  for (std::size_t i = 0; i < connections; ++i)
-    if (sent.streams[i].bytes != received.streams[i].bytes) report.mismatched_streams.push_back(static_cast<std::uint32_t>(i));
-  report.sender.present = true;
-  report.sender.totals = sent.streams;
-  report.sender.cpu = sent.cpu;
-  report.sender.wall_s = sent.wall_s;
-  report.sender.congestion = sent.congestion;
-  report.receiver.present = true;
-  report.receiver.totals = received.streams;
-  report.receiver.intervals = std::move(received.intervals);
-  report.receiver.cpu = received.cpu;
-  report.receiver.wall_s = received.wall_s;
-  report.receiver.congestion = received.congestion;
+  report::TestReport report = server_report(start, std::move(sent), std::move(received));
   reporter.end(report);
   co_return stats::summarize(report.receiver.totals).failed_streams == 0;
+}
+
+asio::awaitable<bool> run_server_transfers(control::ControlChannel& control, ServerTest& test,
+                                           report::Reporter& reporter) {
+  using namespace asio::experimental::awaitable_operators;
+  const control::TestRequest& request = test.request();
+  const std::uint32_t slots = request.connections;
+  const unsigned threads = config::effective_threads(request.threads, slots);
+  co_await control.write(accepted_message(test, threads));
+
+  // 1. One source per slot on the workers. Each transfer is a prefix of the served file, or a
+  // generated block repeated.
+  Measurement measurement(slots, request.interval_s, 0, 0);
+  std::unique_ptr<char[]> generated;
+  const char* payload = nullptr;
+  std::size_t payload_size = 0;
+  if (const util::MappedFile* file = test.served_file()) {
+    payload = file->data();
+    payload_size = file->size();
+  } else {
+    generated = util::make_pattern(request.buffer);
+    payload = generated.get();
+    payload_size = request.buffer;
+  }
+  WorkerPool pool(threads);
+  std::vector<workloads::TransferSource*> sources;
+  for (std::uint32_t i = 0; i < slots; ++i) {
+    auto source = std::make_unique<workloads::TransferSource>(measurement.counters(i), payload, payload_size,
+                                                              request.buffer, request.transfer_size, request.reuse);
+    sources.push_back(source.get());
+    pool.worker_for_stream(i).add_stream(std::move(source));
+  }
+  report::StartInfo start = start_info(request, threads, /*from_client=*/false);
+  start.peer = control.peer();
+  pool.start();
+  workloads::TestClock clock{workloads::Clock::now()};
+  start.timestamp = static_cast<std::int64_t>(std::time(nullptr));
+  measurement.begin(clock);
+  pool.begin(clock);
+
+  // 2. From now on each data connection naming slot i goes to its source, on its worker.
+  test.route_to([&](std::uint32_t index, tcp::socket socket) -> std::string {
+    if (index >= slots)
+      return "slot " + std::to_string(index) + " is beyond the test's " + std::to_string(slots) + " connections";
+    Worker& worker = pool.worker_for_stream(index);
+    const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
+    auto owned = std::make_shared<tcp::socket>(worker.context(), protocol, socket.release());
+    worker.post([source = sources[index], owned] { source->serve(std::move(*owned)); });
+    return {};
+  });
+  struct Unroute {  // on every way out, before the workers stop
+    ServerTest& test;
+    ~Unroute() { test.route_to(nullptr); }
+  } unroute{test};
+  co_await control.write(control::start_message());
+  reporter.start(start);
+
+  // 3. The client says when its last transfer is done; a vanished client ends the test here.
+  const auto forever = std::chrono::steady_clock::duration(std::chrono::hours(24 * 365));
+  auto outcome = co_await (control::capture(control.read(forever)) || measurement.sample(reporter));
+  auto& message = std::get<0>(outcome);
+  if (message.error) std::rethrow_exception(message.error);
+  control::SideResults received = control::parse_side_results(*message.value, "transfers_done", slots);
+
+  // 4. The client has read every transfer to its end (and closed a kept connection only after
+  // the server's close), so once the workers stop the counts are final.
+  test.route_to(nullptr);
+  pool.end_window();
+  pool.stop();
+  control::SideResults sent = measurement.finish(reporter, /*sender=*/true);
+  sent.tests_beside = test.tests_beside();
+  co_await control.write(control::to_json(sent, "results"));
+
+  report::TestReport report = server_report(start, std::move(sent), std::move(received));
+  reporter.end(report);
+  co_return stats::summarize(report.sender.totals).failed_streams == 0 && report.mismatched_streams.empty();
 }
 
 }  // namespace testio::engine

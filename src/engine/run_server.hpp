@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "control/protocol.hpp"
 #include "engine/completion_latch.hpp"
 #include "report/reporter.hpp"
+#include "util/mapped_file.hpp"
 
 namespace testio::engine {
 
@@ -22,7 +24,9 @@ namespace testio::engine {
 // connections to it; the lifecycle below takes them over once all have arrived).
 class ServerTest {
  public:
-  ServerTest(asio::any_io_executor executor, std::uint64_t id, const control::TestRequest& request);
+  // `served_file`: what --transfers download (nullptr: generated data); it outlives the test.
+  ServerTest(asio::any_io_executor executor, std::uint64_t id, const control::TestRequest& request,
+             const util::MappedFile* served_file = nullptr);
 
   std::uint64_t id() const noexcept { return id_; }
   const control::TestRequest& request() const noexcept { return request_; }
@@ -30,6 +34,13 @@ class ServerTest {
   // Gives stream `index` its socket. An empty string when taken; otherwise why it was refused.
   std::string attach(std::uint32_t index, asio::ip::tcp::socket socket);
   void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
+  std::uint32_t tests_beside() const noexcept { return tests_beside_; }
+  const util::MappedFile* served_file() const noexcept { return served_file_; }
+
+  // --transfers: connections keep arriving while the test runs; the running lifecycle takes each
+  // through the router it sets (and clears before its workers stop).
+  using Router = std::function<std::string(std::uint32_t index, asio::ip::tcp::socket socket)>;
+  void route_to(Router router) { router_ = std::move(router); }
 
  private:
   friend asio::awaitable<bool> run_server_test(control::ControlChannel&, ServerTest&, report::Reporter&);
@@ -39,11 +50,16 @@ class ServerTest {
   std::shared_ptr<CompletionLatch> all_arrived_;
   bool gathering_ = true;
   std::uint32_t tests_beside_ = 0;
+  const util::MappedFile* served_file_;
+  Router router_;
 };
 
 // Runs an accepted test to its end and reports it. Returns true when every stream ended
 // cleanly; throws when the client breaks the protocol or goes away.
 asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTest& test,
                                       report::Reporter& reporter);
+// The same for a --transfers test, where the server sends and connections come and go.
+asio::awaitable<bool> run_server_transfers(control::ControlChannel& control, ServerTest& test,
+                                           report::Reporter& reporter);
 
 }  // namespace testio::engine

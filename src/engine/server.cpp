@@ -48,6 +48,7 @@ Server::Server(asio::io_context& io, const config::Config& config, report::Repor
       reporter_(reporter),
       acceptor_(open_acceptor(io, config)),
       allowed_(net::AccessList::parse(config.allow)) {
+  if (!config.file.empty()) served_file_.emplace(config.file);
   if (!config.psk_file.empty()) {
     bool readable_by_others = false;
     key_ = control::load_psk(config.psk_file, readable_by_others);
@@ -214,13 +215,23 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   try {
     control::TestRequest request = co_await read_request(control);
     spdlog::info("test from {}: {} connections, {}", peer, request.connections,
-                 request.total_bytes ? std::to_string(request.total_bytes) + " bytes"
-                                     : std::to_string(request.duration_s) + " s");
+                 request.transfers      ? std::to_string(request.transfers) + " transfers of " +
+                                              std::to_string(request.transfer_size) + " bytes"
+                 : request.total_bytes ? std::to_string(request.total_bytes) + " bytes"
+                                       : std::to_string(request.duration_s) + " s");
+    if (request.transfers && served_file_ && request.transfer_size > served_file_->size())
+      throw control::ProtocolError("this server serves " + served_file_->path() + " (" +
+                                   std::to_string(served_file_->size()) + " bytes): a transfer of " +
+                                   std::to_string(request.transfer_size) + " bytes is larger");
     id = new_test_id();
-    auto test = std::make_shared<ServerTest>(io_.get_executor(), id, request);
+    auto test = std::make_shared<ServerTest>(io_.get_executor(), id, request,
+                                             served_file_ ? &*served_file_ : nullptr);
     tests_.emplace(id, test);
     note_concurrency();
-    succeeded = co_await run_server_test(control, *test, reporter_);
+    if (request.transfers)
+      succeeded = co_await run_server_transfers(control, *test, reporter_);
+    else
+      succeeded = co_await run_server_test(control, *test, reporter_);
     spdlog::info("test from {} finished", peer);
   } catch (const control::PeerError& error) {
     ended = std::string("the client ended the test: ") + error.what();

@@ -44,6 +44,7 @@ class Server {
   asio::ip::tcp::acceptor acceptor_;
   net::AccessList allowed_;
   std::optional<std::string> key_;
+  std::optional<util::MappedFile> served_file_;  // -F: what --transfers download
   std::map<std::uint64_t, std::shared_ptr<ServerTest>> tests_;
   std::uint32_t slots_taken_ = 0;   // tests running or being set up
   std::uint32_t pending_ = 0;       // connections that have not yet said who they are

@@ -7,7 +7,8 @@ namespace testio::engine {
 report::StartInfo start_info(const control::TestRequest& request, unsigned server_threads, bool from_client) {
   report::StartInfo start;
   start.from_client = from_client;
-  start.local_is_sender = from_client;  // forward tests only, so far: the client sends
+  // Bulk and rr tests: the client sends. Transfers: the server does.
+  start.local_is_sender = request.transfers ? !from_client : from_client;
   start.connections = request.connections;
   start.client_threads = request.client_threads;
   start.server_threads = server_threads;
@@ -21,6 +22,10 @@ report::StartInfo start_info(const control::TestRequest& request, unsigned serve
   start.rr = request.rr;
   start.msize = request.msize;
   start.depth = request.depth;
+  start.transfers = request.transfers;
+  start.transfer_size = request.transfer_size;
+  start.reuse = request.reuse;
+  if (request.hash != util::HashKind::none) start.hash = std::string(util::to_string(request.hash));
   return start;
 }
 
@@ -32,6 +37,17 @@ void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {
   start.sndbuf_actual = granted.send_granted;
   start.rcvbuf_actual = granted.receive_granted;
   start.mss = net::read_mss(socket.native_handle());
+}
+
+report::SideReport side_report(control::SideResults results) {
+  report::SideReport side;
+  side.present = true;
+  side.totals = std::move(results.streams);
+  side.intervals = std::move(results.intervals);
+  side.cpu = results.cpu;
+  side.wall_s = results.wall_s;
+  side.congestion = std::move(results.congestion);
+  return side;
 }
 
 }  // namespace testio::engine

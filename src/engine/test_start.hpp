@@ -1,5 +1,6 @@
-// What both lifecycles record about a test before data moves: the agreed parameters and, per
-// data connection, its endpoints (and for the first, what the kernel granted).
+// What both lifecycles record about a test before data moves (the agreed parameters and, per
+// data connection, its endpoints and what the kernel granted the first) and how they hand each
+// side's figures to the reporters.
 #pragma once
 
 #include <asio/ip/tcp.hpp>
@@ -13,5 +14,8 @@ report::StartInfo start_info(const control::TestRequest& request, unsigned serve
 
 // Appends the connection's endpoints; the first connection also gives the socket buffers and MSS.
 void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket);
+
+// One side's figures as the reporters take them.
+report::SideReport side_report(control::SideResults results);
 
 }  // namespace testio::engine

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "report/rr_report.hpp"
+#include "report/transfers_report.hpp"
 #include "report/text_reporter.hpp"
 #include "util/units.hpp"
 
@@ -91,13 +92,13 @@ json start_json(const StartInfo& start) {
       {"test_start",
        {{"protocol", "TCP"}, {"num_streams", start.connections}, {"blksize", start.rr ? start.msize : start.buffer},
         {"omit", start.omit_s}, {"duration", start.duration_s}, {"bytes", start.total_bytes},
-        {"blocks", 0}, {"reverse", 0}, {"tos", 0}, {"bidir", 0}}},
+        {"blocks", 0}, {"reverse", start.local_is_sender != start.from_client ? 1 : 0}, {"tos", 0}, {"bidir", 0}}},
       {"testio",
        {{"role", start.from_client ? "client" : "server"},
         {"client_threads", start.client_threads},
         {"server_threads", start.server_threads},
         {"recv_mode", config::to_string(start.recv_mode)},
-        {"workload", start.rr ? "rr" : "stream"},
+        {"workload", start.transfers ? "transfers" : start.rr ? "rr" : "stream"},
         {"interval", start.interval_s}}}};
   if (start.from_client)
     result["connecting_to"] = {{"host", start.connecting_host}, {"port", start.connecting_port}};
@@ -199,6 +200,8 @@ json end_json(const TestReport& report) {
   if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
   extra["tests_beside"] = report.tests_beside;
   if (report.rr.present) extra["rr"] = rr_json(report.rr);
+  if (report.transfers.present) extra["transfers"] = transfers_json(report.transfers);
+  if (!report.digests.hash.empty()) extra["digests"] = digests_json(report.digests);
   extra["mismatched_streams"] = report.mismatched_streams;
   // The other side's intervals, as it measured them (the local side's are in "intervals").
   json remote_intervals = json::array();

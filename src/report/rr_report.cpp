@@ -6,6 +6,25 @@
 
 namespace testio::report {
 
+std::string latency_text(const char* name, const stats::LatencySummary& latency, double scale, const char* unit) {
+  char text[200];
+  auto in_unit = [scale](double ns) { return ns / scale; };
+  std::snprintf(text, sizeof text, "%s %s: min %.1f, p50 %.1f, p90 %.1f, p99 %.1f, p99.9 %.1f, max %.1f, mean %.1f",
+                name, unit, in_unit(static_cast<double>(latency.min_ns)), in_unit(static_cast<double>(latency.p50_ns)),
+                in_unit(static_cast<double>(latency.p90_ns)), in_unit(static_cast<double>(latency.p99_ns)),
+                in_unit(static_cast<double>(latency.p999_ns)), in_unit(static_cast<double>(latency.max_ns)),
+                in_unit(latency.mean_ns));
+  return text;
+}
+
+nlohmann::ordered_json latency_json(const stats::LatencySummary& latency, double scale) {
+  auto in_unit = [scale](double ns) { return ns / scale; };
+  return {{"min", in_unit(static_cast<double>(latency.min_ns))}, {"p50", in_unit(static_cast<double>(latency.p50_ns))},
+          {"p90", in_unit(static_cast<double>(latency.p90_ns))}, {"p99", in_unit(static_cast<double>(latency.p99_ns))},
+          {"p99_9", in_unit(static_cast<double>(latency.p999_ns))}, {"max", in_unit(static_cast<double>(latency.max_ns))},
+          {"mean", in_unit(latency.mean_ns)}};
+}
+
 RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t msize, std::uint32_t depth,
                        double seconds) {
   RrSummary rr;
@@ -15,26 +34,16 @@ RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t m
   rr.messages = latencies.count();
   rr.seconds = seconds;
   rr.messages_per_second = seconds > 0 ? static_cast<double>(rr.messages) / seconds : 0;
-  rr.min_ns = latencies.min();
-  rr.p50_ns = latencies.percentile(50);
-  rr.p90_ns = latencies.percentile(90);
-  rr.p99_ns = latencies.percentile(99);
-  rr.p999_ns = latencies.percentile(99.9);
-  rr.max_ns = latencies.max();
-  rr.mean_ns = latencies.mean();
+  rr.latency = stats::summarize(latencies);
   return rr;
 }
 
 std::string rr_text(const RrSummary& rr) {
-  char line[400];
-  auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e3; };
-  std::snprintf(line, sizeof line,
-                "rr: %llu messages of %s, depth %u, in %.2f s: %.0f messages/s; latency us: min %.1f, p50 %.1f, "
-                "p90 %.1f, p99 %.1f, p99.9 %.1f, max %.1f, mean %.1f\n",
+  char line[200];
+  std::snprintf(line, sizeof line, "rr: %llu messages of %s, depth %u, in %.2f s: %.0f messages/s; ",
                 static_cast<unsigned long long>(rr.messages), util::format_size(rr.msize).c_str(), rr.depth,
-                rr.seconds, rr.messages_per_second, us(rr.min_ns), us(rr.p50_ns), us(rr.p90_ns), us(rr.p99_ns),
-                us(rr.p999_ns), us(rr.max_ns), rr.mean_ns / 1e3);
-  return line;
+                rr.seconds, rr.messages_per_second);
+  return line + latency_text("latency", rr.latency, 1e3, "us") + "\n";
 }
 
 nlohmann::ordered_json rr_json(const RrSummary& rr) {
@@ -43,9 +52,7 @@ nlohmann::ordered_json rr_json(const RrSummary& rr) {
           {"messages", rr.messages},
           {"seconds", rr.seconds},
           {"messages_per_second", rr.messages_per_second},
-          {"latency_us",
-           {{"min", rr.min_ns / 1e3}, {"p50", rr.p50_ns / 1e3}, {"p90", rr.p90_ns / 1e3}, {"p99", rr.p99_ns / 1e3},
-            {"p99_9", rr.p999_ns / 1e3}, {"max", rr.max_ns / 1e3}, {"mean", rr.mean_ns / 1e3}}}};
+          {"latency_us", latency_json(rr.latency, 1e3)}};
 }
 
 void print_rr(std::ostream& out, const RrSummary& rr, const std::string& peer, config::OutputFormat format) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "stats/histogram.hpp"
 #include "stats/interval.hpp"
 #include "stats/summary.hpp"
 
@@ -44,6 +45,10 @@ struct StartInfo {
   std::uint64_t msize = 0;
   std::uint32_t depth = 1;
   std::uint64_t messages = 0;       // --num per connection; 0 = timed (known to the client only)
+  std::uint64_t transfers = 0;      // --transfers of transfer_size bytes; the server sends
+  std::uint64_t transfer_size = 0;
+  bool reuse = false;
+  std::string hash;                 // -F: the digest both sides compute ("" for none)
   std::int64_t timestamp = 0;       // Unix seconds at the start
 };
 
@@ -65,8 +70,34 @@ struct RrSummary {
   std::uint64_t messages = 0;
   double seconds = 0;
   double messages_per_second = 0;
-  std::uint64_t min_ns = 0, p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
-  double mean_ns = 0;
+  stats::LatencySummary latency;
+};
+
+// --transfers results, as the client saw them: how many, how fast, and how long each took.
+struct TransfersSummary {
+  bool present = false;
+  std::uint64_t requested = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t size = 0;
+  std::uint32_t concurrency = 0;
+  bool reuse = false;
+  std::string saved_to;                 // --save directory; empty when discarded
+  std::uint64_t partial_files_removed = 0;
+  double seconds = 0;                   // from the start to the last transfer's end
+  double transfers_per_second = 0;
+  double bits_per_second = 0;           // completed transfers' bytes over `seconds`
+  stats::LatencySummary connect;        // connect() to established, per connection opened
+  stats::LatencySummary transfer;       // connect (or request) to the last byte, per transfer
+  std::string first_error;
+};
+
+// -F: each stream's digest on both sides, as the client compares them.
+struct DigestCheck {
+  std::string hash;                     // "sha1", "sha256"
+  std::vector<std::string> sent;
+  std::vector<std::string> received;
+  bool matches() const noexcept { return !sent.empty() && sent == received; }
 };
 
 struct TestReport {
@@ -77,6 +108,8 @@ struct TestReport {
   std::vector<std::uint32_t> mismatched_streams;
   std::uint32_t tests_beside = 0;   // the most other tests the server ran at the same time
   RrSummary rr;
+  TransfersSummary transfers;
+  DigestCheck digests;                  // present when digests.hash is set
   // Set when the test ended early (the peer vanished, a signal): the figures cover the time run.
   bool incomplete = false;
   std::string ended_because;

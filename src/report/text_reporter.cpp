@@ -4,6 +4,7 @@
 #include <string>
 
 #include "report/rr_report.hpp"
+#include "report/transfers_report.hpp"
 #include "util/units.hpp"
 
 namespace testio::report {
@@ -33,8 +34,11 @@ void TextReporter::start(const StartInfo& start) {
        << start.peer << ", " << start.connections
        << (start.connections == 1 ? " connection" : " connections") << ", threads "
        << start.client_threads << " client / " << start.server_threads << " server, ";
-  if (start.total_bytes)
-    out_ << util::format_bytes(start.total_bytes) << " in total";
+  if (start.transfers)
+    out_ << start.transfers << " transfers of " << util::format_size(start.transfer_size) << " from the server on "
+         << (start.reuse ? "kept" : "fresh") << " connections";
+  else if (start.total_bytes)
+    out_ << util::format_bytes(start.total_bytes) << " in total" << (start.hash.empty() ? "" : " (a file, hashed)");
   else if (start.messages)
     out_ << start.messages << " messages per connection";
   else if (start.duration_s > 0)
@@ -176,6 +180,8 @@ void TextReporter::end(const TestReport& report) {
   for (std::uint32_t stream : report.mismatched_streams)
     out_ << "connection " << stream + 1 << ": sender and receiver byte counts differ\n";
   if (report.rr.present) out_ << rr_text(report.rr);
+  if (report.transfers.present) out_ << transfers_text(report.transfers, options_.unit);
+  if (!report.digests.hash.empty()) out_ << digests_text(report.digests);
   if (report.tests_beside)
     out_ << "the server ran up to " << report.tests_beside << " other test" << (report.tests_beside > 1 ? "s" : "")
          << " beside this one\n";

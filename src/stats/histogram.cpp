@@ -55,4 +55,17 @@ std::uint64_t LatencyHistogram::percentile(double percent) const noexcept {
   return max_;
 }
 
+LatencySummary summarize(const LatencyHistogram& histogram) noexcept {
+  LatencySummary summary;
+  summary.count = histogram.count();
+  summary.min_ns = histogram.min();
+  summary.p50_ns = histogram.percentile(50);
+  summary.p90_ns = histogram.percentile(90);
+  summary.p99_ns = histogram.percentile(99);
+  summary.p999_ns = histogram.percentile(99.9);
+  summary.max_ns = histogram.max();
+  summary.mean_ns = histogram.mean();
+  return summary;
+}
+
 }  // namespace testio::stats

@@ -37,4 +37,11 @@ class LatencyHistogram {
   double sum_ = 0;
 };
 
+// What a report shows of a histogram, in nanoseconds.
+struct LatencySummary {
+  std::uint64_t count = 0, min_ns = 0, p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
+  double mean_ns = 0;
+};
+LatencySummary summarize(const LatencyHistogram& histogram) noexcept;
+
 }  // namespace testio::stats

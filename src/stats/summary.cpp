@@ -134,4 +134,9 @@ std::uint64_t share_of_total(std::uint64_t total, std::uint32_t connections,
   return base + (index < total % connections ? 1 : 0);
 }
 
+std::uint64_t offset_of_share(std::uint64_t total, std::uint32_t connections, std::uint32_t index) noexcept {
+  if (connections == 0) return 0;
+  return index * (total / connections) + std::min<std::uint64_t>(index, total % connections);
+}
+
 }  // namespace testio::stats

@@ -84,5 +84,7 @@ TcpSummary tcp_summary(const std::vector<IntervalRecord>& intervals, std::size_t
 // Bytes each of `connections` streams sends so that they add up to exactly `total`.
 std::uint64_t share_of_total(std::uint64_t total, std::uint32_t connections,
                              std::uint32_t index) noexcept;
+// Where stream `index`'s share starts when the shares are laid end to end (-F: its part of the file).
+std::uint64_t offset_of_share(std::uint64_t total, std::uint32_t connections, std::uint32_t index) noexcept;
 
 }  // namespace testio::stats

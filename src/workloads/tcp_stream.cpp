@@ -9,16 +9,18 @@
 namespace testio::workloads {
 
 TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
-                     const char* payload, std::size_t payload_size, std::uint64_t quota,
-                     StreamDone on_done)
+                     const char* payload, std::size_t payload_size, std::size_t chunk, std::uint64_t quota,
+                     StreamDone on_done, std::optional<StreamDigest> digest)
     : socket_(std::move(socket)),
       deadline_timer_(socket_.get_executor()),
       counters_(counters),
       payload_(payload),
       payload_size_(payload_size),
+      chunk_(chunk),
       remaining_(quota),
       limited_(quota > 0),
-      on_done_(std::move(on_done)) {}
+      on_done_(std::move(on_done)),
+      digest_(std::move(digest)) {}
 
 void TcpSender::begin(const TestClock& clock) {
   clock_ = clock;
@@ -42,9 +44,9 @@ void TcpSender::end_window() noexcept {
 }
 
 void TcpSender::write_next() {
-  std::size_t size = limited_ ? static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, payload_size_))
-                              : payload_size_;
-  socket_.async_write_some(asio::buffer(payload_, size),
+  std::size_t size = std::min(chunk_, payload_size_ - offset_);
+  if (limited_) size = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, size));
+  socket_.async_write_some(asio::buffer(payload_ + offset_, size),
                            [this](const asio::error_code& error, std::size_t written) {
                              on_written(error, written);
                            });
@@ -58,6 +60,9 @@ void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
   }
   Clock::time_point now = Clock::now();
   counters_.record(written, clock_.since_start(now));
+  if (digest_) digest_->digest.update(payload_ + offset_, written);
+  offset_ += written;
+  if (offset_ == payload_size_) offset_ = 0;
   if (limited_) remaining_ -= written;
   if ((limited_ && remaining_ == 0) || now >= clock_.deadline || window_closed_) {
     finish(false);
@@ -72,6 +77,7 @@ void TcpSender::finish(bool failed) {
   deadline_timer_.cancel();
   // Half-close: the receiver reads to EOF, so both ends count exactly the same bytes.
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  if (digest_) *digest_->out = digest_->digest.finish();
   report_finished(counters_, failed, on_done_);
 }
 
@@ -83,12 +89,14 @@ void TcpSender::close() noexcept {
 }
 
 TcpReceiver::TcpReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
-                         config::RecvMode mode, std::size_t buffer_size, StreamDone on_done)
+                         config::RecvMode mode, std::size_t buffer_size, StreamDone on_done,
+                         std::optional<StreamDigest> digest)
     : socket_(std::move(socket)),
       counters_(counters),
       mode_(mode),
       buffer_size_(buffer_size),
-      on_done_(std::move(on_done)) {
+      on_done_(std::move(on_done)),
+      digest_(std::move(digest)) {
   // for_overwrite: no zero-fill, so pages are only touched by the kernel's copy (and never by
   // trunc, which copies nothing).
   if (mode_ != config::RecvMode::recv) buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
@@ -119,6 +127,8 @@ void TcpReceiver::read_next() {
 }
 
 void TcpReceiver::on_read(const asio::error_code& error, std::size_t received) {
+  // (trunc copies nothing out, so a hashed test never uses it: the request parser refuses that.)
+  if (digest_ && !error && mode_ != config::RecvMode::trunc) digest_->digest.update(buffer_.get(), received);
   if (mode_ == config::RecvMode::recv) buffer_.reset();
   if (finished_) return;
   if (error) {
@@ -133,6 +143,7 @@ void TcpReceiver::finish(bool failed) {
   finished_ = true;
   // The socket stays open until the stream is destroyed: the sampler may still read TCP_INFO
   // by its descriptor, which must not be reused by another socket meanwhile.
+  if (digest_) *digest_->out = digest_->digest.finish();
   report_finished(counters_, failed, on_done_);
 }
 

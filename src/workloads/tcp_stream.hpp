@@ -5,18 +5,31 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "config/config.hpp"
 #include "stats/counters.hpp"
+#include "util/digest.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::workloads {
 
+// -F: a stream hashes every byte it hands to (or takes from) the kernel and leaves the hex digest
+// in `*out` before it reports itself finished. `out` outlives the stream.
+struct StreamDigest {
+  util::Digest digest;
+  std::string* out = nullptr;
+};
+
 class TcpSender final : public StreamTask {
  public:
   // `payload` is shared read-only by the worker's senders and outlives them; quota 0 = no limit.
+  // The stream sends bytes [0, quota) of a payload repeating every `payload_size` bytes, at most
+  // `chunk` per call: a generated block (payload_size == chunk) or its part of a -F file.
   TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
-            std::size_t payload_size, std::uint64_t quota, StreamDone on_done);
+            std::size_t payload_size, std::size_t chunk, std::uint64_t quota, StreamDone on_done,
+            std::optional<StreamDigest> digest = std::nullopt);
 
   void begin(const TestClock& clock) override;
   void end_window() noexcept override;
@@ -32,18 +45,22 @@ class TcpSender final : public StreamTask {
   stats::StreamCounters& counters_;
   const char* payload_;
   std::size_t payload_size_;
+  std::size_t chunk_;
+  std::size_t offset_ = 0;    // where the next write starts in the payload
   std::uint64_t remaining_;   // only meaningful when limited_
   bool limited_;
   bool window_closed_ = false;
   bool finished_ = false;
   TestClock clock_;
   StreamDone on_done_;
+  std::optional<StreamDigest> digest_;
 };
 
 class TcpReceiver final : public StreamTask {
  public:
   TcpReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
-              config::RecvMode mode, std::size_t buffer_size, StreamDone on_done);
+              config::RecvMode mode, std::size_t buffer_size, StreamDone on_done,
+              std::optional<StreamDigest> digest = std::nullopt);
 
   void begin(const TestClock& clock) override;
   void close() noexcept override;
@@ -63,6 +80,7 @@ class TcpReceiver final : public StreamTask {
   bool finished_ = false;
   TestClock clock_;
   StreamDone on_done_;
+  std::optional<StreamDigest> digest_;
 };
 
 }  // namespace testio::workloads

@@ -71,6 +71,20 @@ TEST(Options, HelpAndVersion) {
 }
 
 // Each bad input gets a sentence naming what is wrong.
+TEST(Options, TransfersAndFileSends) {
+  config::Config config =
+      parse({"-c", "h", "100", "--transfers", "1000", "--size", "6M", "--reuse", "--save", "d", "--force"}).config;
+  EXPECT_EQ(config.connections, 100u);
+  EXPECT_EQ(config.transfers, 1000u);
+  EXPECT_EQ(config.transfer_size, 6u << 20);
+  EXPECT_TRUE(config.reuse && config.force);
+  EXPECT_EQ(config.save_dir, "d");
+  config = parse({"-c", "h", "4", "-F", "file", "--hash", "sha256"}).config;
+  EXPECT_EQ(config.file, "file");
+  EXPECT_EQ(config.hash, util::HashKind::sha256);
+  EXPECT_EQ(parse({"-s", "-F", "file"}).config.file, "file");
+}
+
 TEST(Validate, RejectsBadInputWithOneSentence) {
   struct Case {
     std::vector<std::string> args;
@@ -98,6 +112,18 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
       {{"-s", "4"}, "client option"},
       {{"--bogus"}, "bogus"},
       {{"-c", "h", "1", "2"}, "unexpected"},
+      {{"-c", "h", "--transfers", "5"}, "--size"},
+      {{"-c", "h", "--transfers", "5", "--size", "0"}, "at least 1 byte"},
+      {{"-c", "h", "--transfers", "5", "--size", "1K", "--rr"}, "--rr"},
+      {{"-c", "h", "--transfers", "5", "--size", "1K", "-n", "1M"}, "drop -t and -n"},
+      {{"-c", "h", "--transfers", "5", "--size", "1K", "--recv-mode", "recv"}, "--recv-mode"},
+      {{"-c", "h", "--reuse"}, "--transfers"},
+      {{"-c", "h", "--transfers", "5", "--size", "1K", "--force"}, "--save"},
+      {{"-s", "--save", "d"}, "client option"},
+      {{"-s", "--raw", "-F", "f"}, "raw sink"},
+      {{"-s", "--hash", "sha256"}, "--raw"},
+      {{"-c", "h", "-F", "f", "--transfers", "2", "--size", "1"}, "-F"},
+      {{"-c", "h", "-F", "f", "-O", "1"}, "-O"},
   };
   for (const Case& c : cases) {
     std::string message = usage_error(c.args);

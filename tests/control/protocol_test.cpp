@@ -149,6 +149,44 @@ TEST(SideResultsMessage, HostileFieldsAreRejected) {
   rejects([](nlohmann::json& m) { m["cpu"]["user_s"] = -2; });
   rejects([](nlohmann::json& m) { m.erase("congestion"); });
   rejects([](nlohmann::json& m) { m["congestion"] = std::string(100, 'x'); });
+  rejects([](nlohmann::json& m) { m["digests"] = nlohmann::json::array({"ab", "cd"}); });
+  rejects([](nlohmann::json& m) { m["digests"] = nlohmann::json::array({std::string(200, 'a')}); });
+  rejects([](nlohmann::json& m) { m["digests"] = nlohmann::json::array({7}); });
+}
+
+TEST(SideResultsMessage, DigestsTravelPerStream) {
+  SideResults results;
+  results.streams.resize(2);
+  results.digests = {"aa", "bb"};
+  SideResults back = parse_side_results(to_json(results, "sender_done"), "sender_done", 2);
+  EXPECT_EQ(back.digests, results.digests);
+}
+
+TEST(TestRequestMessage, TransfersAndHashAreCheckedAgainstCaps) {
+  TestRequest request;
+  request.connections = 100;
+  request.transfers = 1000;
+  request.transfer_size = 6'000'000;
+  request.reuse = true;
+  request.hash = util::HashKind::sha256;
+  TestRequest back = parse_test_request(to_json(request), limits);
+  EXPECT_EQ(back.transfers, 1000u);
+  EXPECT_EQ(back.transfer_size, 6'000'000u);
+  EXPECT_TRUE(back.reuse);
+  EXPECT_EQ(back.hash, util::HashKind::sha256);
+  auto rejects = [&](auto&& mutate) {
+    nlohmann::json message = to_json(request);
+    mutate(message);
+    EXPECT_THROW(parse_test_request(message, limits), ProtocolError) << message.dump();
+  };
+  rejects([](nlohmann::json& m) { m["transfers"] = 0; });
+  rejects([](nlohmann::json& m) { m["transfers"] = limits.max_transfers + 1; });
+  rejects([](nlohmann::json& m) { m["transfer_size"] = 0; });
+  rejects([](nlohmann::json& m) { m["transfer_size"] = limits.max_transfer_size + 1; });
+  rejects([](nlohmann::json& m) { m["reuse"] = "yes"; });
+  rejects([](nlohmann::json& m) { m["hash"] = "md5"; });
+  rejects([](nlohmann::json& m) { m["hash"] = "sha1"; m["recv_mode"] = "trunc"; });
+  rejects([](nlohmann::json& m) { m["workload"] = "downloads"; });
 }
 
 }  // namespace

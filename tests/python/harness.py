@@ -103,6 +103,14 @@ def sums(report):
     return (int(sent.group(1)) if sent else -1, int(received.group(1)) if received else -1)
 
 
+def random_file(directory, size, name="data.bin"):
+    """A file of `size` random bytes in `directory`; its path."""
+    path = os.path.join(directory, name)
+    with open(path, "wb") as out:
+        out.write(os.urandom(size))
+    return path
+
+
 def connect(port, timeout=10):
     return socket.create_connection(("127.0.0.1", int(port)), timeout=timeout)
 

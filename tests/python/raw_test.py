@@ -19,13 +19,6 @@ def test(function):
     return function
 
 
-def random_file(directory, size):
-    path = os.path.join(directory, "data.bin")
-    with open(path, "wb") as out:
-        out.write(os.urandom(size))
-    return path
-
-
 def sink_lines(server, count):
     harness.wait_until(lambda: server.stdout().count("\n") >= count, 30, f"{count} raw report lines")
     return server.stdout().splitlines()
@@ -34,7 +27,7 @@ def sink_lines(server, count):
 @test
 def nc_and_socat_digests_match_sha1sum():
     with tempfile.TemporaryDirectory() as directory, Server("--raw") as server:
-        path = random_file(directory, 5_000_003)
+        path = harness.random_file(directory, 5_000_003)
         with open(path, "rb") as data:
             expected = hashlib.sha1(data.read()).hexdigest()
         with open(path, "rb") as data:
@@ -50,7 +43,7 @@ def nc_and_socat_digests_match_sha1sum():
 @test
 def testio_raw_sender_and_sink_agree_on_sha256():
     with tempfile.TemporaryDirectory() as directory, Server("--raw", "--hash", "sha256", "--json") as server:
-        path = random_file(directory, 3_000_000)
+        path = harness.random_file(directory, 3_000_000)
         with open(path, "rb") as data:
             expected = hashlib.sha256(data.read()).hexdigest()
         sent = json.loads(client(server, "--raw", "--hash", "sha256", "-F", path, "--json").stdout)["data"]
@@ -76,7 +69,7 @@ def generated_data_and_several_senders_at_once():
 @test
 def one_off_sink_exits_after_one_connection():
     with tempfile.TemporaryDirectory() as directory, Server("--raw", "-1") as server:
-        path = random_file(directory, 1000)
+        path = harness.random_file(directory, 1000)
         client(server, "--raw", "-F", path)
         server.process.wait(20)
         check(server.process.returncode == 0, f"exit {server.process.returncode}")
@@ -89,7 +82,7 @@ def bad_raw_input_is_one_sentence():
         check("cannot read /nonexistent/file" in missing.stderr, missing.stderr)
     cases = [(["-c", "127.0.0.1", "--raw", "4"], "one connection"),
              (["-c", "127.0.0.1", "--raw", "-F", "x", "-t", "3"], "whole file"),
-             (["-c", "127.0.0.1", "-F", "x"], "--raw"),
+             (["-c", "127.0.0.1", "-F", "x", "--rr"], "--rr"),
              (["-s", "--raw", "--hash", "md5"], "sha1, sha256, none"),
              (["-c", "127.0.0.1", "--hash", "sha256"], "--raw")]
     for args, mentions in cases:

@@ -52,5 +52,17 @@ TEST(ShareOfTotal, AddsUpExactly) {
   }
 }
 
+TEST(OffsetOfShare, SharesLieEndToEnd) {
+  for (std::uint64_t total : {3ull, 1000ull, 104857601ull}) {
+    for (std::uint32_t n : {1u, 3u, 32u}) {
+      std::uint64_t expected = 0;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        EXPECT_EQ(offset_of_share(total, n, i), expected) << total << " over " << n << ", stream " << i;
+        expected += share_of_total(total, n, i);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace testio::stats
