@@ -197,9 +197,12 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     measurement.watch_socket(i, owned.native_handle());
     const char* payload = streams.payloads[worker.index()].get();
     if (config.rr) {
+      // A connection alone on its thread blocks in send/recv rather than paying an epoll_wait per message.
+      const bool alone = connections <= threads;
       worker.add_stream(std::make_unique<workloads::RrClient>(std::move(owned), measurement.counters(i), payload,
                                                               config.msize, config.depth, config.messages,
-                                                              streams.latencies[i], done));
+                                                              streams.latencies[i], done,
+                                                              alone ? &worker.signals() : nullptr));
     } else if (streams.file) {
       // Connection i carries its contiguous part of the file and hashes it.
       const std::uint64_t part = stats::share_of_total(request.total_bytes, connections, i);

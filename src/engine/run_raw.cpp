@@ -142,7 +142,8 @@ int run_raw_rr(const config::Config& config, std::ostream& out) {
       tcp::socket owned(worker.context(), protocol, socket.release());
       worker.add_stream(std::make_unique<workloads::RrClient>(std::move(owned), counters[i], payload.get(),
                                                               config.msize, config.depth, config.messages,
-                                                              latencies[i], [done] { done->count_down(); }));
+                                                              latencies[i], [done] { done->count_down(); },
+                                                              connections <= threads ? &worker.signals() : nullptr));
     }
     pool.start();
     workloads::TestClock clock{Clock::now()};

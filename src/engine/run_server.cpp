@@ -120,7 +120,8 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
     auto done = [receivers_done] { receivers_done->count_down(); };
     if (request.rr)
       worker.add_stream(std::make_unique<workloads::TcpEcho>(std::move(owned), measurement.counters(i),
-                                                             kEchoBuffer, done));
+                                                             kEchoBuffer, done,
+                                                             connections <= threads ? &worker.signals() : nullptr));
     else if (request.hash != util::HashKind::none)
       worker.add_stream(std::make_unique<workloads::TcpReceiver>(
           std::move(owned), measurement.counters(i), request.recv_mode, request.buffer, done,

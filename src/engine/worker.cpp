@@ -29,6 +29,7 @@ void Worker::begin_streams(workloads::TestClock clock) {
 }
 
 void Worker::end_window() {
+  signals_.window_closed.store(true, std::memory_order_relaxed);
   post([this] {
     for (auto& stream : streams_) stream->end_window();
   });
@@ -36,6 +37,7 @@ void Worker::end_window() {
 
 void Worker::stop() noexcept {
   if (thread_.joinable()) {
+    signals_.aborted.store(true, std::memory_order_relaxed);
     post([this] {
       for (auto& stream : streams_) stream->close();
     });

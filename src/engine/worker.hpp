@@ -23,6 +23,7 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   asio::io_context& context() noexcept { return context_; }
+  const workloads::BlockingSignals& signals() const noexcept { return signals_; }
   unsigned index() const noexcept { return index_; }
 
   void add_stream(std::unique_ptr<workloads::StreamTask> stream);
@@ -43,6 +44,7 @@ class Worker {
   unsigned index_;
   asio::io_context context_{1};  // one thread runs it: Asio may skip its internal locking
   asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
+  workloads::BlockingSignals signals_;
   std::vector<std::unique_ptr<workloads::StreamTask>> streams_;  // destroyed before context_
   std::thread thread_;
 };

@@ -1,6 +1,11 @@
 #include "workloads/tcp_rr.hpp"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include <asio/error.hpp>
 #include <asio/write.hpp>
@@ -8,13 +13,58 @@
 namespace testio::workloads {
 
 namespace {
+
 constexpr std::size_t kEchoReadSize = 256 * 1024;
+
+// Blocking mode for a stream's own thread; the timeouts bound how long a call can keep the loop
+// from seeing the worker's signals.
+void make_blocking(int fd) noexcept {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  const timeval timeout{0, 100'000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+}
+
+bool timed_out(ssize_t result) noexcept {
+  return result < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+}
+
+// False when the connection failed or the worker is aborting.
+bool send_all(int fd, const char* data, std::size_t size, const BlockingSignals& signals) noexcept {
+  while (size > 0) {
+    ssize_t sent = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (timed_out(sent)) {
+      if (signals.aborted.load(std::memory_order_relaxed)) return false;
+      continue;
+    }
+    if (sent < 0) return false;
+    data += sent;
+    size -= static_cast<std::size_t>(sent);
+  }
+  return true;
+}
+
+// Bytes read; 0 at EOF; -1 when the connection failed or the worker is aborting.
+ssize_t receive_some(int fd, char* buffer, std::size_t size, const BlockingSignals& signals) noexcept {
+  for (;;) {
+    ssize_t received = ::recv(fd, buffer, size, 0);
+    if (!timed_out(received)) return received < 0 ? -1 : received;
+    if (signals.aborted.load(std::memory_order_relaxed)) return -1;
+  }
+}
+
+std::uint64_t nanoseconds(Clock::duration duration) noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count());
+}
+
 }  // namespace
 
 RrClient::RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
                    std::size_t msize, std::uint32_t depth, std::uint64_t messages,
-                   stats::LatencyHistogram& latencies, StreamDone on_done)
+                   stats::LatencyHistogram& latencies, StreamDone on_done, const BlockingSignals* blocking)
     : socket_(std::move(socket)),
+      blocking_(depth <= 1 ? blocking : nullptr),
       deadline_timer_(socket_.get_executor()),
       counters_(counters),
       payload_(payload),
@@ -31,6 +81,10 @@ RrClient::RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters
 
 void RrClient::begin(const TestClock& clock) {
   clock_ = clock;
+  if (blocking_) {
+    run_blocking();
+    return;
+  }
   if (clock.deadline != Clock::time_point::max()) {
     deadline_timer_.expires_at(clock.deadline);
     deadline_timer_.async_wait([this](const asio::error_code& error) {
@@ -75,14 +129,48 @@ void RrClient::read_next() {
                             Clock::time_point now = Clock::now();
                             echo_bytes_ += received;
                             while (echo_bytes_ >= (completed_ + 1) * msize_ && completed_ < issued_) {
-                              auto latency = now - sent_at_[completed_ % depth_];
-                              latencies_.record(static_cast<std::uint64_t>(
-                                  std::chrono::duration_cast<std::chrono::nanoseconds>(latency).count()));
+                              latencies_.record(nanoseconds(now - sent_at_[completed_ % depth_]));
                               ++completed_;
                             }
                             send_next();
                             read_next();
                           });
+}
+
+void RrClient::run_blocking() {
+  const int fd = socket_.native_handle();
+  make_blocking(fd);
+  const BlockingSignals& signals = *blocking_;
+  char* echo = echo_buffer_.get();
+  const std::size_t echo_size = std::min(msize_, kEchoReadSize);
+  bool failed = false;
+  while (!signals.window_closed.load(std::memory_order_relaxed) && !(limit_ && issued_ >= limit_)) {
+    const Clock::time_point sent_at = Clock::now();
+    if (sent_at >= clock_.deadline) break;
+    ++issued_;
+    if (!send_all(fd, payload_, msize_, signals)) {
+      failed = true;
+      break;
+    }
+    counters_.record(msize_, clock_.since_start(Clock::now()));
+    std::size_t echoed = 0;
+    while (echoed < msize_) {
+      ssize_t received = receive_some(fd, echo, std::min(echo_size, msize_ - echoed), signals);
+      if (received <= 0) break;
+      echoed += static_cast<std::size_t>(received);
+    }
+    if (echoed < msize_) {
+      failed = true;
+      break;
+    }
+    latencies_.record(nanoseconds(Clock::now() - sent_at));
+    ++completed_;
+  }
+  // Half-close, then the server's EOF says it echoed everything.
+  half_closed_ = true;
+  ::shutdown(fd, SHUT_WR);
+  if (!failed) failed = receive_some(fd, echo, echo_size, signals) != 0;
+  finish(failed);
 }
 
 void RrClient::maybe_half_close() {
@@ -113,8 +201,9 @@ void RrClient::close() noexcept {
 }
 
 TcpEcho::TcpEcho(asio::ip::tcp::socket socket, stats::StreamCounters& counters, std::size_t buffer_size,
-                 StreamDone on_done)
+                 StreamDone on_done, const BlockingSignals* blocking)
     : socket_(std::move(socket)),
+      blocking_(blocking),
       counters_(counters),
       buffer_(std::make_unique_for_overwrite<char[]>(buffer_size)),
       buffer_size_(buffer_size),
@@ -125,7 +214,27 @@ TcpEcho::TcpEcho(asio::ip::tcp::socket socket, stats::StreamCounters& counters, 
 
 void TcpEcho::begin(const TestClock& clock) {
   clock_ = clock;
-  read_next();
+  if (blocking_)
+    run_blocking();
+  else
+    read_next();
+}
+
+void TcpEcho::run_blocking() {
+  const int fd = socket_.native_handle();
+  make_blocking(fd);
+  for (;;) {
+    ssize_t received = receive_some(fd, buffer_.get(), buffer_size_, *blocking_);
+    if (received <= 0) {
+      finish(received < 0);
+      return;
+    }
+    counters_.record(static_cast<std::size_t>(received), clock_.since_start(Clock::now()));
+    if (!send_all(fd, buffer_.get(), static_cast<std::size_t>(received), *blocking_)) {
+      finish(true);
+      return;
+    }
+  }
 }
 
 void TcpEcho::read_next() {

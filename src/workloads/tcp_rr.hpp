@@ -1,6 +1,11 @@
 // Request/response (echo) latency: the client keeps `depth` messages of `msize` bytes outstanding
 // on its connection and times each one from the start of its send to the last byte of its echo;
 // the server echoes whatever arrives. Owner: the worker thread each stream is added to.
+//
+// When a connection has its thread to itself (and, on the client, one request is outstanding),
+// an event loop only adds an epoll_wait to every message: such a stream is given the worker's
+// BlockingSignals and runs a loop of blocking send/recv on the worker thread instead, as sockperf
+// and a blocking-socket client do. Otherwise it runs on the worker's io_context.
 #pragma once
 
 #include <memory>
@@ -21,7 +26,7 @@ class RrClient final : public StreamTask {
   // deadline. Counters: bytes sent, and messages sent as calls. Latencies go to `latencies`.
   RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
            std::size_t msize, std::uint32_t depth, std::uint64_t messages, stats::LatencyHistogram& latencies,
-           StreamDone on_done);
+           StreamDone on_done, const BlockingSignals* blocking = nullptr);
 
   void begin(const TestClock& clock) override;
   void end_window() noexcept override;
@@ -32,8 +37,10 @@ class RrClient final : public StreamTask {
   void read_next();
   void maybe_half_close();
   void finish(bool failed);
+  void run_blocking();
 
   asio::ip::tcp::socket socket_;
+  const BlockingSignals* blocking_;
   asio::steady_timer deadline_timer_;
   stats::StreamCounters& counters_;
   const char* payload_;
@@ -57,15 +64,18 @@ class RrClient final : public StreamTask {
 // The server's side: reads into one buffer, writes the same bytes back, until EOF.
 class TcpEcho final : public StreamTask {
  public:
-  TcpEcho(asio::ip::tcp::socket socket, stats::StreamCounters& counters, std::size_t buffer_size, StreamDone on_done);
+  TcpEcho(asio::ip::tcp::socket socket, stats::StreamCounters& counters, std::size_t buffer_size, StreamDone on_done,
+          const BlockingSignals* blocking = nullptr);
   void begin(const TestClock& clock) override;
   void close() noexcept override;
 
  private:
   void read_next();
   void finish(bool failed);
+  void run_blocking();
 
   asio::ip::tcp::socket socket_;
+  const BlockingSignals* blocking_;
   stats::StreamCounters& counters_;
   std::unique_ptr<char[]> buffer_;
   std::size_t buffer_size_;

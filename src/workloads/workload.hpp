@@ -2,6 +2,7 @@
 // The engine owns threads, start and stop; a workload only moves bytes and counts them.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 
@@ -18,6 +19,14 @@ struct TestClock {
   stats::TestNanos since_start(Clock::time_point now) const noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
   }
+};
+
+// For a stream that runs a loop of blocking system calls on its worker thread (and so never sees a
+// posted end_window() or close()): the worker raises these flags as well, and the loop checks
+// them between calls, which a receive timeout keeps short.
+struct BlockingSignals {
+  std::atomic<bool> window_closed{false};
+  std::atomic<bool> aborted{false};
 };
 
 // Called once, on the worker thread, when a stream has finished for good (cleanly or not).
