@@ -9,7 +9,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libssl-dev
   clang libclang-rt-14-dev                   # libFuzzer for the frame parser's fuzz target
   python3 python3-jsonschema jq              # meson, test summary, JSON output tests
-  iperf3 iperf                               # side-by-side benchmarks
+  iperf3 iperf sockperf                      # side-by-side benchmarks
   netcat-openbsd socat                       # plain TCP senders for the --raw sink tests
 )
 
