@@ -90,6 +90,22 @@ cxxopts::Options make_options() {
     ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "
                   "trunc (MSG_TRUNC, discarded in the kernel)",
        cxxopts::value<std::string>()->default_value("recv_into"), "MODE");
+  options.add_options("Tuning")
+    ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", cxxopts::value<std::string>(),
+       "ALGO")
+    ("M,set-mss", "TCP maximum segment size, set before connecting so the SYN announces it",
+       cxxopts::value<std::string>(), "BYTES")
+    ("N,no-delay", "TCP_NODELAY on both sides (no Nagle)")
+    ("A,affinity", "Pin worker threads to these CPUs (round robin); the server follows unless it pins itself",
+       cxxopts::value<std::string>(), "CPULIST")
+    ("cport", "Data connection i uses source port PORT+i (from a range PORT-LAST), so flows hash predictably",
+       cxxopts::value<std::string>(), "PORT[-LAST]")
+    ("b,bitrate", "Pace each connection to RATE bits/s in the application, e.g. 500M, 2G",
+       cxxopts::value<std::string>(), "RATE")
+    ("total-rate", "Pace the test to RATE bits/s in total, split evenly over the connections",
+       cxxopts::value<std::string>(), "RATE")
+    ("fq-rate", "Kernel pacing per connection (SO_MAX_PACING_RATE), RATE bits/s", cxxopts::value<std::string>(),
+       "RATE");
   // Left out of --help's groups: it is the positional N shown in the usage line.
   options.add_options("Positional")
     ("connections", "Number of connections", cxxopts::value<std::vector<std::string>>());
@@ -105,7 +121,8 @@ bool profile_may_set(const std::string& key) {
       "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
       "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth",
-      "transfers", "size", "reuse", "save", "force"};
+      "transfers", "size", "reuse", "save", "force",
+      "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate"};
   return keys.count(key) > 0;
 }
 
@@ -217,6 +234,39 @@ void fill_transfers(const cxxopts::ParseResult& args, config::Config& config, Gi
   config.force = given.force = args.count("force") > 0;
 }
 
+void fill_cport(const std::string& text, config::Config& config) {
+  auto port = [&](const std::string& digits) {
+    std::uint64_t value = util::parse_count(digits, "--cport");
+    if (value < 1 || value > 65535) throw UsageError("--cport ports must be between 1 and 65535, got " + digits);
+    return static_cast<std::uint16_t>(value);
+  };
+  std::size_t dash = text.find('-');
+  config.cport_first = port(text.substr(0, dash));
+  config.cport_last = dash == std::string::npos ? config.cport_first : port(text.substr(dash + 1));
+  if (config.cport_last < config.cport_first) throw UsageError("--cport " + text + ": the range runs backwards");
+}
+
+void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  if (args.count("congestion")) config.congestion = args["congestion"].as<std::string>();
+  if (args.count("set-mss")) {
+    std::uint64_t mss = util::parse_count(args["set-mss"].as<std::string>(), "-M/--set-mss");
+    // Linux takes 88 (TCP_MIN_MSS) up to 32767 (MAX_TCP_WINDOW) for TCP_MAXSEG.
+    if (mss < 88 || mss > 32767) throw UsageError("-M must be between 88 and 32767 bytes");
+    config.mss = static_cast<std::uint32_t>(mss);
+  }
+  config.no_delay = args.count("no-delay") > 0;
+  if (args.count("affinity")) config.cpus = util::parse_cpu_list(args["affinity"].as<std::string>(), "-A/--affinity");
+  if (args.count("cport")) fill_cport(args["cport"].as<std::string>(), config);
+  given.rate = args.count("bitrate") > 0;
+  given.total_rate = args.count("total-rate") > 0;
+  if (given.rate) config.rate_bps = util::parse_rate(args["bitrate"].as<std::string>(), "-b/--bitrate");
+  if (given.total_rate)
+    config.rate_bps = util::parse_rate(args["total-rate"].as<std::string>(), "--total-rate") / config.connections;
+  if (args.count("fq-rate")) config.fq_rate_bps = util::parse_rate(args["fq-rate"].as<std::string>(), "--fq-rate");
+  given.client_tuning = args.count("set-mss") || args.count("cport") || given.rate || given.total_rate ||
+                        args.count("fq-rate");
+}
+
 void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
   fill_connections(args, config, given);
   given.time = args["time"].count() > 0;
@@ -271,7 +321,8 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   if (args.count("help")) {
     parsed.action = ParsedCommandLine::Action::help;
     parsed.help_text =
-        options.help({"General", "Server", "Client", "Request/response", "Transfers", "Raw TCP", "Limits and security"});
+        options.help({"General", "Server", "Client", "Tuning", "Request/response", "Transfers", "Raw TCP",
+                      "Limits and security"});
     return parsed;
   }
   if (args.count("version")) {
@@ -303,6 +354,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_rr(args, config, given);
   fill_transfers(args, config, given);
   fill_test(args, config, given);
+  fill_tuning(args, config, given);
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;
 

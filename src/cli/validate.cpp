@@ -161,6 +161,31 @@ void check_transfers(const config::Config& config, const GivenOptions& given) {
     throw UsageError("--recv-mode applies to bulk tests; --transfers reads into one buffer (or its --save file)");
 }
 
+void check_tuning(const config::Config& config, const GivenOptions& given) {
+  if (config.role == config::Role::server && given.client_tuning)
+    throw UsageError("-M, --cport, -b, --total-rate and --fq-rate are client options: the client's data "
+                     "connections carry them");
+  if (config.role == config::Role::server && (!config.congestion.empty() || config.no_delay))
+    throw UsageError("-C and -N are client options: the client asks for them on both sides");
+  if (given.rate && given.total_rate) throw UsageError("-b and --total-rate exclude each other");
+  const std::string& name = config.congestion;
+  if (!name.empty() && (name.size() > 15 || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+                                                std::string::npos))
+    throw UsageError("-C '" + name + "' is not a congestion control name (see "
+                     "/proc/sys/net/ipv4/tcp_available_congestion_control)");
+  if (config.cport_first) {
+    std::uint32_t ports = config.cport_last - config.cport_first + 1u;
+    if (ports < config.connections)
+      throw UsageError("--cport gives " + std::to_string(ports) + " ports for " + std::to_string(config.connections) +
+                       " connections; give a range PORT-LAST with one port per connection");
+    if (given.transfers) throw UsageError("--cport does not go with --transfers: each transfer needs a fresh port");
+    if (given.raw) throw UsageError("--cport applies to a testio test's data connections, not --raw");
+  }
+  if ((config.rate_bps > 0 || config.fq_rate_bps > 0) && (given.rr || given.transfers))
+    throw UsageError("-b, --total-rate and --fq-rate pace bulk tests; --rr and --transfers run closed loops");
+  if (config.rate_bps > 0 && config.rate_bps < 8000) throw UsageError("-b must be at least 8k (1000 bytes/s)");
+}
+
 void check_threads(const config::Config& config, const GivenOptions& given) {
   if (given.threads && config.threads == 0) throw UsageError("-T must be at least 1");
   if (config.threads > config.limits.max_threads)
@@ -193,6 +218,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_file_send(config, given);
   check_transfers(config, given);
   check_reporting(config, given);
+  check_tuning(config, given);
   check_threads(config, given);
   check_sizes(config);
 }

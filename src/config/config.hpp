@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/digest.hpp"
 
@@ -80,6 +81,16 @@ struct Config {
   bool reuse = false;               // --reuse: keep each connection for the next transfer
   std::string save_dir;             // --save: write each transfer to its own file there
   bool force = false;               // --force: overwrite existing files under --save
+
+  // Tuning, each read back from the kernel and shown in the report.
+  std::string congestion;           // -C: TCP_CONGESTION on both sides' data connections
+  std::uint32_t mss = 0;            // -M: TCP_MAXSEG before connect, so the SYN announces it; 0 = path's
+  bool no_delay = false;            // -N: TCP_NODELAY on both sides' data connections
+  std::vector<std::uint32_t> cpus;  // -A: worker k runs on cpus[k % size]; empty = wherever the kernel likes
+  std::uint16_t cport_first = 0;    // --cport: data connection i binds source port cport_first + i
+  std::uint16_t cport_last = 0;
+  double rate_bps = 0;              // -b (or --total-rate / N): per-connection pacing; 0 = unpaced
+  double fq_rate_bps = 0;           // --fq-rate: SO_MAX_PACING_RATE per connection, paced by the kernel
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;

@@ -38,6 +38,21 @@ void expect_type(const json& message, const char* type) {
     throw ProtocolError("expected a \"" + std::string(type) + "\" message, got \"" + actual + "\"");
 }
 
+// CPU numbers below 1024, at most 1024 of them (an optional field: absent is empty).
+std::vector<std::uint32_t> get_cpus(const json& message, const char* name) {
+  std::vector<std::uint32_t> cpus;
+  auto it = message.find(name);
+  if (it == message.end()) return cpus;
+  if (!it->is_array() || it->size() > 1024)
+    throw ProtocolError(std::string("field \"") + name + "\" must be a list of at most 1024 CPUs");
+  for (const json& cpu : *it) {
+    if (!cpu.is_number_unsigned() || cpu.get<std::uint64_t>() >= 1024)
+      throw ProtocolError(std::string("field \"") + name + "\" holds CPU numbers 0..1023");
+    cpus.push_back(cpu.get<std::uint32_t>());
+  }
+  return cpus;
+}
+
 const json& field(const json& message, const char* name) {
   auto it = message.find(name);
   if (it == message.end()) throw ProtocolError(std::string("field \"") + name + "\" is missing");
@@ -143,6 +158,9 @@ json to_json(const TestRequest& request) {
           {"transfer_size", request.transfer_size},
           {"reuse", request.reuse},
           {"hash", util::to_string(request.hash)},
+          {"congestion", request.congestion},
+          {"no_delay", request.no_delay},
+          {"cpus", request.cpus},
           {"msize", request.msize},
           {"depth", request.depth},
           {"omit_s", request.omit_s},
@@ -154,6 +172,7 @@ json to_json(const TestAccepted& accepted) {
   return {{"type", "test_accepted"},
           {"test_id", accepted.test_id},
           {"server_threads", accepted.server_threads},
+          {"server_cpus", accepted.server_cpus},
           {"server_version", accepted.server_version}};
 }
 
@@ -238,6 +257,17 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
   if (request.rr && request.msize == 0) throw ProtocolError("an rr test needs msize > 0");
   if (!request.rr && !request.transfers && request.total_bytes == 0 && request.duration_s <= 0)
     throw ProtocolError("a test needs duration_s > 0 or total_bytes > 0");
+  if (message.contains("congestion")) {
+    request.congestion = get_string(message, "congestion", 15);
+    if (request.congestion.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+      throw ProtocolError("field \"congestion\" is not a congestion control name");
+  }
+  if (message.contains("no_delay")) {
+    const json& no_delay = message["no_delay"];
+    if (!no_delay.is_boolean()) throw ProtocolError("field \"no_delay\" must be true or false");
+    request.no_delay = no_delay.get<bool>();
+  }
+  request.cpus = get_cpus(message, "cpus");
   request.client_version = get_string(message, "client_version", 64);
   request.auth = get_string(message, "auth", 128);
   return request;
@@ -250,6 +280,7 @@ TestAccepted parse_test_accepted(const json& message, const config::Limits& limi
   accepted.server_threads =
       static_cast<std::uint32_t>(get_uint(message, "server_threads", 1, limits.max_threads));
   accepted.server_version = get_string(message, "server_version", 64);
+  accepted.server_cpus = get_cpus(message, "server_cpus");
   return accepted;
 }
 

@@ -106,6 +106,10 @@ struct TestRequest {
   bool reuse = false;
   // -F: the receivers hash what they get and return the digests with their results.
   util::HashKind hash = util::HashKind::none;
+  // -C, -N for the server's data connections; -A for its workers unless it pins its own.
+  std::string congestion;
+  bool no_delay = false;
+  std::vector<std::uint32_t> cpus;
   std::string client_version;
   std::string auth;            // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
 };
@@ -113,6 +117,7 @@ struct TestRequest {
 struct TestAccepted {
   std::uint64_t test_id = 0;
   std::uint32_t server_threads = 1;
+  std::vector<std::uint32_t> server_cpus;  // where its workers are pinned; empty = unpinned
   std::string server_version;
 };
 

@@ -37,7 +37,7 @@ asio::awaitable<std::vector<tcp::endpoint>> resolve(const config::Config& config
 
 asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpoints,
                                          const config::Config& config,
-                                         const PrepareSocket& prepare) {
+                                         const PrepareSocket& prepare, std::uint16_t source_port) {
   auto executor = co_await asio::this_coro::executor;
   std::string last_error = "no usable address";
   asio::ip::address source;
@@ -51,7 +51,22 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
     tcp::socket socket(executor);
     try {
       socket.open(endpoint.protocol());
-      if (!config.bind_address.empty()) socket.bind(tcp::endpoint(source, 0));
+      if (source_port) {
+        // A previous run's connection from this port may still be in TIME_WAIT.
+        socket.set_option(asio::socket_base::reuse_address(true));
+        const asio::ip::address from = config.bind_address.empty()
+                                           ? (endpoint.address().is_v4() ? asio::ip::address(asio::ip::address_v4::any())
+                                                                         : asio::ip::address(asio::ip::address_v6::any()))
+                                           : source;
+        try {
+          socket.bind(tcp::endpoint(from, source_port));
+        } catch (const std::system_error& error) {
+          throw std::runtime_error("--cport: cannot use source port " + std::to_string(source_port) + ": " +
+                                   error.code().message());
+        }
+      } else if (!config.bind_address.empty()) {
+        socket.bind(tcp::endpoint(source, 0));
+      }
       if (prepare) prepare(socket);
       co_await control::within(socket.async_connect(endpoint, asio::use_awaitable),
                                std::chrono::seconds(10), "connecting");

@@ -20,10 +20,11 @@ asio::awaitable<std::vector<asio::ip::tcp::endpoint>> resolve(const config::Conf
 // (buffer sizes fix the window scale) go here.
 using PrepareSocket = std::function<void(asio::ip::tcp::socket&)>;
 
-// Connects to the first endpoint that answers, from `config.bind_address` if set.
-// Throws std::runtime_error naming the peer.
+// Connects to the first endpoint that answers, from `config.bind_address` if set and from
+// `source_port` if not 0 (--cport). Throws std::runtime_error naming the peer.
 asio::awaitable<asio::ip::tcp::socket> connect_any(const std::vector<asio::ip::tcp::endpoint>& endpoints,
                                                    const config::Config& config,
-                                                   const PrepareSocket& prepare = {});
+                                                   const PrepareSocket& prepare = {},
+                                                   std::uint16_t source_port = 0);
 
 }  // namespace testio::engine

@@ -68,6 +68,9 @@ control::TestRequest request_from(const config::Config& config) {
   request.reuse = config.reuse;
   if (config.transfers) request.duration_s = 0;
   if (!config.file.empty()) request.hash = config.hash;
+  request.congestion = config.congestion;
+  request.no_delay = config.no_delay;
+  request.cpus = config.cpus;
   request.client_version = TESTIO_VERSION;
   return request;
 }
@@ -87,6 +90,15 @@ std::vector<std::uint32_t> mismatches(const control::SideResults& sent, const co
 
 std::string describe(const std::exception& error);
 
+net::TcpTuning tuning_of(const config::Config& config) {
+  net::TcpTuning tuning;
+  tuning.congestion = config.congestion;
+  tuning.mss = config.mss;
+  tuning.no_delay = config.no_delay;
+  tuning.fq_rate_bps = config.fq_rate_bps;
+  return tuning;
+}
+
 // The client's data streams for one test, by workload. Owner: the lifecycle below.
 struct ClientStreams {
   std::vector<std::unique_ptr<char[]>> payloads;         // bulk and rr: one per worker
@@ -100,12 +112,15 @@ struct ClientStreams {
 asio::awaitable<tcp::socket> open_data_connection(const config::Config& config, const tcp::endpoint& server,
                                                   std::uint64_t test_id, std::uint32_t i, Worker& worker,
                                                   report::StartInfo& start, std::string& clamp_warning) {
-  auto apply_window = [&](tcp::socket& socket) {
-    if (!config.window) return;
-    clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
+  // Before connect: the SYN carries the window scale and the MSS these settle.
+  auto prepare = [&](tcp::socket& socket) {
+    if (config.window)
+      clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
+    net::apply_tuning(socket.native_handle(), tuning_of(config));
   };
   const std::vector<tcp::endpoint> server_only{server};
-  tcp::socket socket = co_await connect_any(server_only, config, apply_window);
+  const std::uint16_t source_port = config.cport_first ? static_cast<std::uint16_t>(config.cport_first + i) : 0;
+  tcp::socket socket = co_await connect_any(server_only, config, prepare, source_port);
   const control::Preamble data_preamble{control::ConnectionKind::data, control::kProtocolVersion, test_id, i};
   co_await send_preamble(socket, data_preamble);
   note_connection(start, socket);
@@ -133,6 +148,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
 
   // 1. Control connection: preamble, test request, the server's answer.
   std::vector<tcp::endpoint> endpoints = co_await resolve(config);
+  net::check_tuning(tuning_of(config), endpoints.front().address().is_v4() ? AF_INET : AF_INET6);
   tcp::socket control_socket = co_await connect_any(endpoints, config);
   const tcp::endpoint server = control_socket.remote_endpoint();
   if (transfers) streams.plan = make_transfer_plan(config, server);
@@ -181,7 +197,12 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   start.connecting_host = config.host;
   start.connecting_port = config.port;
   start.messages = config.rr ? config.messages : 0;
-  WorkerPool pool(threads);
+  start.mss_requested = config.mss;
+  start.server_cpus = accepted.server_cpus;
+  start.cport_first = config.cport_first;
+  start.cport_last = config.cport_first ? static_cast<std::uint16_t>(config.cport_first + connections - 1) : 0;
+  start.rate_bps = config.rate_bps;
+  WorkerPool pool(threads, config.cpus);
   for (std::uint32_t i = 0; i < connections; ++i) {
     Worker& worker = pool.worker_for_stream(i);
     auto done = [streams_done] { streams_done->count_down(); };
@@ -212,9 +233,10 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
           std::move(owned), measurement.counters(i), streams.file->data() + offset, static_cast<std::size_t>(part),
           config.buffer, part, done, std::move(digest)));
     } else {
+      workloads::SendPacing pacing{config.rate_bps};
       worker.add_stream(std::make_unique<workloads::TcpSender>(
-          std::move(owned), measurement.counters(i), payload, config.buffer, config.buffer,
-          stats::share_of_total(config.total_bytes, connections, i), done));
+          std::move(owned), measurement.counters(i), payload, config.buffer, pacing.chunk(config.buffer),
+          stats::share_of_total(config.total_bytes, connections, i), done, std::nullopt, pacing));
     }
   }
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);

@@ -56,6 +56,7 @@ nlohmann::json accepted_message(const ServerTest& test, unsigned threads) {
   control::TestAccepted accepted;
   accepted.test_id = test.id();
   accepted.server_threads = threads;
+  accepted.server_cpus = test.cpus();
   accepted.server_version = TESTIO_VERSION;
   return control::to_json(accepted);
 }
@@ -107,11 +108,16 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
   std::string clamp_warning;
   report::StartInfo start = start_info(request, threads, /*from_client=*/false);
   start.peer = control.peer();
-  WorkerPool pool(threads);
+  start.server_cpus = test.cpus();
+  WorkerPool pool(threads, test.cpus());
   for (std::uint32_t i = 0; i < connections; ++i) {
     tcp::socket& socket = *test.sockets_[i];
     if (request.window)
       clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), request.window));
+    net::TcpTuning tuning;
+    tuning.congestion = request.congestion;
+    tuning.no_delay = request.no_delay;
+    net::apply_tuning(socket.native_handle(), tuning);
     note_connection(start, socket);
     Worker& worker = pool.worker_for_stream(i);
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
@@ -186,7 +192,7 @@ asio::awaitable<bool> run_server_transfers(control::ControlChannel& control, Ser
     payload = generated.get();
     payload_size = request.buffer;
   }
-  WorkerPool pool(threads);
+  WorkerPool pool(threads, test.cpus());
   std::vector<workloads::TransferSource*> sources;
   for (std::uint32_t i = 0; i < slots; ++i) {
     auto source = std::make_unique<workloads::TransferSource>(measurement.counters(i), payload, payload_size,
@@ -196,6 +202,7 @@ asio::awaitable<bool> run_server_transfers(control::ControlChannel& control, Ser
   }
   report::StartInfo start = start_info(request, threads, /*from_client=*/false);
   start.peer = control.peer();
+  start.server_cpus = test.cpus();
   pool.start();
   workloads::TestClock clock{workloads::Clock::now()};
   start.timestamp = static_cast<std::int64_t>(std::time(nullptr));

@@ -36,6 +36,9 @@ class ServerTest {
   void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
   std::uint32_t tests_beside() const noexcept { return tests_beside_; }
   const util::MappedFile* served_file() const noexcept { return served_file_; }
+  // -A: the server's own CPU list if it has one, else the client's request.
+  void pin_to(std::vector<std::uint32_t> cpus) { cpus_ = std::move(cpus); }
+  const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
 
   // --transfers: connections keep arriving while the test runs; the running lifecycle takes each
   // through the router it sets (and clears before its workers stop).
@@ -52,6 +55,7 @@ class ServerTest {
   std::uint32_t tests_beside_ = 0;
   const util::MappedFile* served_file_;
   Router router_;
+  std::vector<std::uint32_t> cpus_;
 };
 
 // Runs an accepted test to its end and reports it. Returns true when every stream ended

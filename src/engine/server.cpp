@@ -226,6 +226,7 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
     id = new_test_id();
     auto test = std::make_shared<ServerTest>(io_.get_executor(), id, request,
                                              served_file_ ? &*served_file_ : nullptr);
+    test->pin_to(config_.cpus.empty() ? request.cpus : config_.cpus);
     tests_.emplace(id, test);
     note_concurrency();
     if (request.transfers)

@@ -26,6 +26,8 @@ report::StartInfo start_info(const control::TestRequest& request, unsigned serve
   start.transfer_size = request.transfer_size;
   start.reuse = request.reuse;
   if (request.hash != util::HashKind::none) start.hash = std::string(util::to_string(request.hash));
+  start.congestion_requested = request.congestion;
+  start.client_cpus = request.cpus;
   return start;
 }
 
@@ -37,6 +39,8 @@ void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {
   start.sndbuf_actual = granted.send_granted;
   start.rcvbuf_actual = granted.receive_granted;
   start.mss = net::read_mss(socket.native_handle());
+  start.no_delay = net::read_no_delay(socket.native_handle());
+  start.fq_rate_bps = net::read_pacing_rate_bps(socket.native_handle());
 }
 
 report::SideReport side_report(control::SideResults results) {

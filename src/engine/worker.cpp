@@ -2,11 +2,13 @@
 
 #include <pthread.h>
 
+#include <cstring>
+#include <stdexcept>
 #include <string>
 
 namespace testio::engine {
 
-Worker::Worker(unsigned index) : index_(index), keep_running_(context_.get_executor()) {}
+Worker::Worker(unsigned index, int cpu) : index_(index), cpu_(cpu), keep_running_(context_.get_executor()) {}
 
 Worker::~Worker() { stop(); }
 
@@ -20,6 +22,15 @@ void Worker::start() {
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     context_.run();
   });
+  if (cpu_ < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu_, &set);
+  // Pinned from here, before any stream begins: the thread has only entered run().
+  int error = pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set);
+  if (error != 0)
+    throw std::runtime_error("cannot pin worker " + std::to_string(index_) + " to CPU " + std::to_string(cpu_) + ": " +
+                             std::strerror(error));
 }
 
 void Worker::begin_streams(workloads::TestClock clock) {

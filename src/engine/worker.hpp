@@ -17,7 +17,8 @@ namespace testio::engine {
 
 class Worker {
  public:
-  explicit Worker(unsigned index);
+  // `cpu` < 0: unpinned; otherwise start() pins the thread there (-A).
+  explicit Worker(unsigned index, int cpu = -1);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -27,6 +28,7 @@ class Worker {
   unsigned index() const noexcept { return index_; }
 
   void add_stream(std::unique_ptr<workloads::StreamTask> stream);
+  // Starts the thread; throws std::runtime_error when it cannot be pinned to its CPU.
   void start();
   // Calls begin() on every stream, on the worker thread.
   void begin_streams(workloads::TestClock clock);
@@ -42,6 +44,7 @@ class Worker {
 
  private:
   unsigned index_;
+  int cpu_;
   asio::io_context context_{1};  // one thread runs it: Asio may skip its internal locking
   asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
   workloads::BlockingSignals signals_;

@@ -2,9 +2,10 @@
 
 namespace testio::engine {
 
-WorkerPool::WorkerPool(unsigned threads) {
+WorkerPool::WorkerPool(unsigned threads, const std::vector<std::uint32_t>& cpus) {
   workers_.reserve(threads);
-  for (unsigned i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(i));
+  for (unsigned i = 0; i < threads; ++i)
+    workers_.push_back(std::make_unique<Worker>(i, cpus.empty() ? -1 : static_cast<int>(cpus[i % cpus.size()])));
 }
 
 Worker& WorkerPool::worker_for_stream(std::uint32_t stream) noexcept {

@@ -11,7 +11,8 @@ namespace testio::engine {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(unsigned threads);
+  // With `cpus` (-A), worker k is pinned to cpus[k % cpus.size()].
+  explicit WorkerPool(unsigned threads, const std::vector<std::uint32_t>& cpus = {});
   ~WorkerPool() { stop(); }
 
   Worker& worker_for_stream(std::uint32_t stream) noexcept;

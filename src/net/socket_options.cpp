@@ -3,10 +3,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
 #include <system_error>
 
 #include "util/units.hpp"
@@ -50,6 +54,74 @@ std::uint32_t read_mss(int fd) noexcept {
   socklen_t length = sizeof mss;
   if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &length) != 0 || mss < 0) return 0;
   return static_cast<std::uint32_t>(mss);
+}
+
+namespace {
+
+std::string first_line_of(const char* path) {
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line);
+  return line;
+}
+
+}  // namespace
+
+void apply_tuning(int fd, const TcpTuning& tuning) {
+  if (tuning.mss) {
+    int mss = static_cast<int>(tuning.mss);
+    if (setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss) != 0)
+      throw std::runtime_error("the kernel refused MSS " + std::to_string(tuning.mss) + ": " + std::strerror(errno));
+  }
+  if (!tuning.congestion.empty() &&
+      setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, tuning.congestion.data(),
+                 static_cast<socklen_t>(tuning.congestion.size())) != 0) {
+    if (errno == EPERM)
+      throw std::runtime_error("congestion control '" + tuning.congestion + "' is not allowed here (allowed: " +
+                               first_line_of("/proc/sys/net/ipv4/tcp_allowed_congestion_control") + ")");
+    throw std::runtime_error("congestion control '" + tuning.congestion + "' is not available here (available: " +
+                             first_line_of("/proc/sys/net/ipv4/tcp_available_congestion_control") + ")");
+  }
+  if (tuning.no_delay) {
+    int on = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0)
+      throw std::runtime_error(std::string("setting TCP_NODELAY failed: ") + std::strerror(errno));
+  }
+  if (tuning.fq_rate_bps > 0) {
+    // The option takes bytes per second; a 64-bit value since Linux 4.20 (earlier: 32 bits).
+    std::uint64_t bytes_per_second = static_cast<std::uint64_t>(tuning.fq_rate_bps / 8);
+    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &bytes_per_second, sizeof bytes_per_second) != 0)
+      throw std::runtime_error(std::string("setting SO_MAX_PACING_RATE failed: ") + std::strerror(errno));
+  }
+}
+
+void check_tuning(const TcpTuning& tuning, int family) {
+  if (!tuning.any()) return;
+  int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;  // the real socket will say what is wrong
+  try {
+    apply_tuning(fd, tuning);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+bool read_no_delay(int fd) noexcept {
+  int value = 0;
+  socklen_t length = sizeof value;
+  return getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, &length) == 0 && value != 0;
+}
+
+double read_pacing_rate_bps(int fd) noexcept {
+  std::uint64_t value = 0;
+  socklen_t length = sizeof value;
+  if (getsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &value, &length) != 0) return 0;
+  if (length == sizeof(std::uint32_t)) value &= 0xffffffffu;
+  // ~0 (64 or 32 bits) means no cap.
+  if (value == ~0ull || (length == sizeof(std::uint32_t) && value == 0xffffffffu)) return 0;
+  return static_cast<double>(value) * 8;
 }
 
 std::string clamp_warning(const SocketBuffers& buffers) {

@@ -24,6 +24,22 @@ SocketBuffers read_socket_buffers(int fd) noexcept;
 // TCP_MAXSEG: the MSS in use on a connected socket; 0 if unknown.
 std::uint32_t read_mss(int fd) noexcept;
 
+// -C, -N and --fq-rate for a data connection (-M goes with them before connect). Throws
+// std::runtime_error with one sentence when the kernel refuses one.
+struct TcpTuning {
+  std::string congestion;     // empty: the system default
+  std::uint32_t mss = 0;      // 0: leave it
+  bool no_delay = false;
+  double fq_rate_bps = 0;     // 0: no cap
+  bool any() const noexcept { return !congestion.empty() || mss || no_delay || fq_rate_bps > 0; }
+};
+void apply_tuning(int fd, const TcpTuning& tuning);
+// Applies `tuning` to a throwaway socket of `family`, so a refusal is known before a test starts.
+void check_tuning(const TcpTuning& tuning, int family);
+bool read_no_delay(int fd) noexcept;
+// SO_MAX_PACING_RATE in bits/s; 0 when unlimited or unknown.
+double read_pacing_rate_bps(int fd) noexcept;
+
 // One sentence naming the sysctl to raise, or empty when nothing was clamped.
 std::string clamp_warning(const SocketBuffers& buffers);
 

@@ -86,6 +86,7 @@ json start_json(const StartInfo& start) {
       {"timestamp", {{"time", http_date(start.timestamp)}, {"timesecs", start.timestamp}}},
       {"cookie", ""},
       {"tcp_mss_default", start.mss},
+      {"tcp_mss", start.mss_requested},
       {"sock_bufsize", start.window},
       {"sndbuf_actual", start.sndbuf_actual},
       {"rcvbuf_actual", start.rcvbuf_actual},
@@ -99,6 +100,16 @@ json start_json(const StartInfo& start) {
         {"server_threads", start.server_threads},
         {"recv_mode", config::to_string(start.recv_mode)},
         {"workload", start.transfers ? "transfers" : start.rr ? "rr" : "stream"},
+        {"tuning",
+         {{"congestion_requested", start.congestion_requested},
+          {"mss_requested", start.mss_requested},
+          {"no_delay", start.no_delay},
+          {"client_cpus", start.client_cpus},
+          {"server_cpus", start.server_cpus},
+          {"cport_first", start.cport_first},
+          {"cport_last", start.cport_last},
+          {"rate_bps", start.rate_bps},
+          {"fq_rate_bps", start.fq_rate_bps}}},
         {"interval", start.interval_s}}}};
   if (start.from_client)
     result["connecting_to"] = {{"host", start.connecting_host}, {"port", start.connecting_port}};

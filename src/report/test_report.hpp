@@ -49,6 +49,18 @@ struct StartInfo {
   std::uint64_t transfer_size = 0;
   bool reuse = false;
   std::string hash;                 // -F: the digest both sides compute ("" for none)
+  // Tuning as asked and, from the first data connection, as granted.
+  std::string congestion_requested; // -C
+  std::uint32_t mss_requested = 0;  // -M (the MSS in use is `mss`)
+  bool no_delay = false;            // TCP_NODELAY read back
+  std::vector<std::uint32_t> client_cpus, server_cpus;  // -A: where each side's workers are pinned
+  std::uint16_t cport_first = 0, cport_last = 0;        // --cport
+  double rate_bps = 0;              // -b per connection
+  double fq_rate_bps = 0;           // SO_MAX_PACING_RATE read back, bits/s; 0 = none
+  bool tuned() const noexcept {
+    return !congestion_requested.empty() || mss_requested || no_delay || !client_cpus.empty() ||
+           !server_cpus.empty() || cport_first || rate_bps > 0 || fq_rate_bps > 0;
+  }
   std::int64_t timestamp = 0;       // Unix seconds at the start
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "report/rr_report.hpp"
 #include "report/transfers_report.hpp"
@@ -24,6 +25,24 @@ std::string cpu_line(const char* who, const SideReport& side, std::uint64_t byte
 }
 
 }  // namespace
+
+// "tuning: congestion cubic, MSS 1000 (asked 1000), no delay, ..." for what -C/-M/-N/-A/--cport/-b/--fq-rate set.
+std::string tuning_line(const StartInfo& start, char unit) {
+  std::vector<std::string> parts;
+  if (!start.congestion_requested.empty()) parts.push_back("congestion " + start.congestion_requested);
+  if (start.mss_requested)
+    parts.push_back("MSS " + std::to_string(start.mss) + " (asked " + std::to_string(start.mss_requested) + ")");
+  if (start.no_delay) parts.push_back("no delay");
+  if (!start.client_cpus.empty()) parts.push_back("client CPUs " + util::format_cpu_list(start.client_cpus));
+  if (!start.server_cpus.empty()) parts.push_back("server CPUs " + util::format_cpu_list(start.server_cpus));
+  if (start.cport_first)
+    parts.push_back("source ports " + std::to_string(start.cport_first) + "-" + std::to_string(start.cport_last));
+  if (start.rate_bps > 0) parts.push_back("paced to " + util::format_rate(start.rate_bps, unit) + " per connection");
+  if (start.fq_rate_bps > 0) parts.push_back("kernel pacing " + util::format_rate(start.fq_rate_bps, unit));
+  std::string line = "tuning:";
+  for (std::size_t i = 0; i < parts.size(); ++i) line += (i ? ", " : " ") + parts[i];
+  return line + "\n";
+}
 
 void TextReporter::start(const StartInfo& start) {
   start_ = start;
@@ -54,6 +73,7 @@ void TextReporter::start(const StartInfo& start) {
     out_ << ", window " << util::format_size(start.window) << " (granted: send "
          << util::format_size(start.sndbuf_actual) << ", receive " << util::format_size(start.rcvbuf_actual) << ")";
   out_ << "\n";
+  if (start.tuned()) out_ << tuning_line(start, options_.unit);
   if (start.interval_s > 0)
     out_ << printf_line("[%5s] %-15s %12s %16s %10s %11s %6s %10s %9s\n", "ID", "interval", "bytes", "rate",
                         "calls", "bytes/call", "retr", "cwnd", "rtt");

@@ -55,6 +55,67 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
                    " is not a size (examples: 131072, 128K, 2M, 2MiB, 1GB)");
 }
 
+double parse_rate(std::string_view text, std::string_view what) {
+  double multiplier = 1;
+  std::string_view number = text;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'k': case 'K': multiplier = 1e3; break;
+      case 'm': case 'M': multiplier = 1e6; break;
+      case 'g': case 'G': multiplier = 1e9; break;
+      case 't': case 'T': multiplier = 1e12; break;
+      default: break;
+    }
+    if (multiplier != 1) number.remove_suffix(1);
+  }
+  double value = 0;
+  if (!parse_decimal(number, value) || value <= 0)
+    throw UsageError(std::string(what) + " " + quote(text) + " is not a rate above 0 (examples: 500M, 10G, 2.5g)");
+  return value * multiplier;
+}
+
+std::vector<std::uint32_t> parse_cpu_list(std::string_view text, std::string_view what) {
+  constexpr std::uint32_t kMaxCpu = 1024;
+  auto fail = [&]() -> std::vector<std::uint32_t> {
+    throw UsageError(std::string(what) + " " + quote(text) + " is not a CPU list (examples: 2, 0-3, 0,2,4-7)");
+  };
+  auto number = [&](std::string_view digits) {
+    std::uint32_t value = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) fail();
+    if (value >= kMaxCpu) throw UsageError(std::string(what) + ": CPU " + std::to_string(value) + " is beyond 1023");
+    return value;
+  };
+  std::vector<std::uint32_t> cpus;
+  while (!text.empty()) {
+    std::size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (comma != std::string_view::npos && text.empty()) fail();
+    std::size_t dash = item.find('-');
+    std::uint32_t first = number(item.substr(0, dash));
+    std::uint32_t last = dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+    if (last < first) fail();
+    for (std::uint32_t cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
+    if (cpus.size() > kMaxCpu) fail();
+  }
+  if (cpus.empty()) fail();
+  return cpus;
+}
+
+std::string format_cpu_list(const std::vector<std::uint32_t>& cpus) {
+  std::string text;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!text.empty()) text += ',';
+    text += std::to_string(cpus[i]);
+    if (j > i) text += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
 double parse_seconds(std::string_view text, std::string_view what) {
   double value = 0;
   if (!parse_decimal(text, value))

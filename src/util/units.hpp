@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace testio::util {
 
@@ -24,6 +25,14 @@ double parse_seconds(std::string_view text, std::string_view what);
 
 // Non-negative integer with no suffix.
 std::uint64_t parse_count(std::string_view text, std::string_view what);
+
+// A rate in bits per second, decimal as iperf's -b: "500M", "10G", "2.5g", "1000000"; k, m, g, t
+// in either case are powers of 1000.
+double parse_rate(std::string_view text, std::string_view what);
+
+// A CPU list as taskset and cpuset write it: "0-3,8,10-11". Each CPU below 1024, at most 1024.
+std::vector<std::uint32_t> parse_cpu_list(std::string_view text, std::string_view what);
+std::string format_cpu_list(const std::vector<std::uint32_t>& cpus);
 
 double bits_per_second(std::uint64_t bytes, double seconds) noexcept;
 

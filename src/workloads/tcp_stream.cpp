@@ -3,16 +3,26 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <asio/error.hpp>
 
 namespace testio::workloads {
 
+std::size_t SendPacing::chunk(std::size_t buffer) const noexcept {
+  if (rate_bps <= 0) return buffer;
+  // 5 ms of data per call, between 4 KiB and the buffer.
+  const auto five_ms = static_cast<std::size_t>(rate_bps / 8 * 0.005);
+  return std::clamp<std::size_t>(five_ms, std::min<std::size_t>(4096, buffer), buffer);
+}
+
 TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
                      const char* payload, std::size_t payload_size, std::size_t chunk, std::uint64_t quota,
-                     StreamDone on_done, std::optional<StreamDigest> digest)
+                     StreamDone on_done, std::optional<StreamDigest> digest, SendPacing pacing)
     : socket_(std::move(socket)),
       deadline_timer_(socket_.get_executor()),
+      pacing_timer_(socket_.get_executor()),
+      pacing_(pacing),
       counters_(counters),
       payload_(payload),
       payload_size_(payload_size),
@@ -41,6 +51,7 @@ void TcpSender::end_window() noexcept {
   window_closed_ = true;
   asio::error_code ignored;
   socket_.cancel(ignored);
+  pacing_timer_.cancel();  // a sender waiting for its pace ends as one waiting for the socket does
 }
 
 void TcpSender::write_next() {
@@ -64,9 +75,26 @@ void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
   offset_ += written;
   if (offset_ == payload_size_) offset_ = 0;
   if (limited_) remaining_ -= written;
+  sent_ += written;
   if ((limited_ && remaining_ == 0) || now >= clock_.deadline || window_closed_) {
     finish(false);
     return;
+  }
+  if (pacing_.rate_bps > 0) {
+    const auto due = clock_.start + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(static_cast<double>(sent_) * 8 / pacing_.rate_bps));
+    if (due > now) {
+      pacing_timer_.expires_at(due);
+      pacing_timer_.async_wait([this](const asio::error_code& wait_error) {
+        if (finished_) return;
+        if (wait_error || window_closed_) {
+          finish(false);
+          return;
+        }
+        write_next();
+      });
+      return;
+    }
   }
   write_next();
 }
@@ -75,6 +103,7 @@ void TcpSender::finish(bool failed) {
   finished_ = true;
   asio::error_code ignored;
   deadline_timer_.cancel();
+  pacing_timer_.cancel();
   // Half-close: the receiver reads to EOF, so both ends count exactly the same bytes.
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   if (digest_) *digest_->out = digest_->digest.finish();
@@ -84,6 +113,7 @@ void TcpSender::finish(bool failed) {
 void TcpSender::close() noexcept {
   finished_ = true;
   deadline_timer_.cancel();
+  pacing_timer_.cancel();
   asio::error_code ignored;
   socket_.close(ignored);
 }

@@ -22,6 +22,13 @@ struct StreamDigest {
   std::string* out = nullptr;
 };
 
+// -b: a sender keeps the bytes it has written at or below rate x time since the start, in calls
+// of at most chunk() bytes so the rate holds within a few milliseconds.
+struct SendPacing {
+  double rate_bps = 0;  // 0: as fast as the socket takes it
+  std::size_t chunk(std::size_t buffer) const noexcept;
+};
+
 class TcpSender final : public StreamTask {
  public:
   // `payload` is shared read-only by the worker's senders and outlives them; quota 0 = no limit.
@@ -29,7 +36,7 @@ class TcpSender final : public StreamTask {
   // `chunk` per call: a generated block (payload_size == chunk) or its part of a -F file.
   TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
             std::size_t payload_size, std::size_t chunk, std::uint64_t quota, StreamDone on_done,
-            std::optional<StreamDigest> digest = std::nullopt);
+            std::optional<StreamDigest> digest = std::nullopt, SendPacing pacing = {});
 
   void begin(const TestClock& clock) override;
   void end_window() noexcept override;
@@ -42,6 +49,9 @@ class TcpSender final : public StreamTask {
 
   asio::ip::tcp::socket socket_;
   asio::steady_timer deadline_timer_;
+  asio::steady_timer pacing_timer_;
+  SendPacing pacing_;
+  std::uint64_t sent_ = 0;
   stats::StreamCounters& counters_;
   const char* payload_;
   std::size_t payload_size_;

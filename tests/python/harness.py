@@ -159,6 +159,28 @@ def descriptors_and_threads(pid):
     return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
 
 
+TESTS = []
+
+
+def test(function):
+    """Registers a test function of the suite being run (one suite per process)."""
+    TESTS.append(function)
+    return function
+
+
+def schema_checker(schema_path):
+    """A function that checks a JSON document against the schema at `schema_path` and returns it."""
+    import jsonschema  # only the suites that read JSON need python3-jsonschema
+    with open(schema_path) as schema_file:
+        validator = jsonschema.Draft7Validator(json.load(schema_file))
+
+    def valid(document):
+        errors = list(validator.iter_errors(document))
+        check(not errors, f"schema: {[e.message[:150] for e in errors[:2]]}")
+        return document
+    return valid
+
+
 def run_tap(tests):
     """Runs each test function, printing TAP; returns the exit code."""
     print(f"1..{len(tests)}", flush=True)
@@ -175,10 +197,10 @@ def run_tap(tests):
     return 1 if failed else 0
 
 
-def main(tests):
+def main(tests=None):
     global BINARY
     if len(sys.argv) > 1:
         BINARY = sys.argv[1]
     os.environ["TESTIO_BINARY"] = BINARY
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(run_tap(tests))
+    sys.exit(run_tap(TESTS if tests is None else tests))

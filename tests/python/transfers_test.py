@@ -9,26 +9,10 @@ import subprocess
 import sys
 import tempfile
 
-import jsonschema
-
 import harness
-from harness import Server, check, client
+from harness import Server, check, client, test
 
-with open(sys.argv[2]) as schema_file:
-    VALIDATOR = jsonschema.Draft7Validator(json.load(schema_file))
-
-tests = []
-
-
-def test(function):
-    tests.append(function)
-    return function
-
-
-def valid(document):
-    errors = list(VALIDATOR.iter_errors(document))
-    check(not errors, f"schema: {[e.message[:150] for e in errors[:2]]}")
-    return document
+valid = harness.schema_checker(sys.argv[2])
 
 
 @test
@@ -135,4 +119,4 @@ def bad_transfer_input_is_one_sentence():
 
 
 if __name__ == "__main__":
-    harness.main(tests)
+    harness.main()

@@ -29,6 +29,23 @@ TEST(ParseSize, RejectsGarbageWithTheOptionName) {
   }
 }
 
+TEST(ParseRate, DecimalSuffixes) {
+  EXPECT_DOUBLE_EQ(parse_rate("500M", "-b"), 500e6);
+  EXPECT_DOUBLE_EQ(parse_rate("2.5g", "-b"), 2.5e9);
+  EXPECT_DOUBLE_EQ(parse_rate("1000", "-b"), 1000);
+  EXPECT_DOUBLE_EQ(parse_rate("1T", "-b"), 1e12);
+  for (const char* bad : {"", "0", "-1G", "fast", "1X", "G"}) EXPECT_THROW(parse_rate(bad, "-b"), UsageError) << bad;
+}
+
+TEST(CpuList, RangesAndSinglesRoundTrip) {
+  EXPECT_EQ(parse_cpu_list("0-3,8,10-11", "-A"), (std::vector<std::uint32_t>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list("1", "-A"), (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(format_cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(format_cpu_list({5}), "5");
+  for (const char* bad : {"", ",", "1,", "3-1", "a", "1-", "-2", "1024", "0-5000"})
+    EXPECT_THROW(parse_cpu_list(bad, "-A"), UsageError) << bad;
+}
+
 TEST(ParseSize, RejectsNegativeAndHuge) {
   EXPECT_THROW(parse_size("-2M", "-l"), UsageError);
   EXPECT_THROW(parse_size("20000000T", "-l"), UsageError);

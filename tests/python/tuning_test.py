@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""-C, -M, -N, -A, --cport, -b/--total-rate and --fq-rate on 127.0.0.1: each is read back from the
+kernel (socket options, /proc/PID/task/*/status, ss) and shown in the report; exact byte counts
+with -n. Usage: tuning_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted beyond pacing's
+upper bound (a paced sender cannot exceed its rate by construction)."""
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+
+import harness
+from harness import Server, check, client, test
+
+valid = harness.schema_checker(sys.argv[2])
+
+
+def document_of(done):
+    return valid(json.loads(done.stdout))
+
+
+def worker_cpus(pid):
+    """Cpus_allowed_list of each worker thread (named testio-wN) of process `pid`."""
+    lists = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as comm:
+                if not comm.read().startswith("testio-w"):
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/status") as status:
+                lists.append(re.search(r"Cpus_allowed_list:\s*(\S+)", status.read()).group(1))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return lists
+
+
+@test
+def socket_options_are_read_back_and_reported():
+    with Server() as server:
+        document = document_of(client(server, "2", "-n", "20M", "-C", "reno", "-M", "1000", "-N", "--json"))
+        start, end = document["start"], document["end"]
+        tuning = start["testio"]["tuning"]
+        check(tuning["congestion_requested"] == "reno" and tuning["mss_requested"] == 1000 and tuning["no_delay"],
+              f"tuning: {tuning}")
+        # Linux reports the MSS less TCP options (timestamps: 12 bytes).
+        check(0 < start["tcp_mss_default"] <= 1000, f"MSS in use {start['tcp_mss_default']}")
+        check(end["sender_tcp_congestion"] == "reno" and end["receiver_tcp_congestion"] == "reno",
+              f"congestion {end['sender_tcp_congestion']} / {end['receiver_tcp_congestion']}")
+        check(end["sum_sent"]["bytes"] == 20 * 2**20 == end["sum_received"]["bytes"], "byte counts")
+        text = client(server, "1", "-t", "1", "-C", "cubic", "-N").stdout
+        check("tuning: congestion cubic, no delay" in text, text.splitlines()[1])
+
+
+@test
+def pinning_shows_in_proc_on_both_sides():
+    cpus = os.sched_getaffinity(0)
+    cpu = str(max(cpus))
+    with Server() as server:
+        process = harness.start_client(server, "2", "-t", "3", "-A", cpu, "-i", "0", "--json")
+        try:
+            harness.wait_until(lambda: len(worker_cpus(process.pid)) == 2 and len(worker_cpus(server.process.pid)) == 2,
+                               10, "worker threads on both sides")
+            check(worker_cpus(process.pid) == [cpu, cpu], f"client workers: {worker_cpus(process.pid)}")
+            check(worker_cpus(server.process.pid) == [cpu, cpu], f"server workers: {worker_cpus(server.process.pid)}")
+        finally:
+            out, err = process.communicate(timeout=60)
+        check(process.returncode == 0, err)
+        tuning = document_of(subprocess.CompletedProcess([], 0, out, err))["start"]["testio"]["tuning"]
+        check(tuning["client_cpus"] == [int(cpu)] and tuning["server_cpus"] == [int(cpu)], f"{tuning}")
+    # A server pinned itself keeps its own CPUs.
+    low = str(min(cpus))
+    with Server("-A", low) as server:
+        document = document_of(client(server, "1", "-n", "1M", "-A", cpu, "--json"))
+        check(document["start"]["testio"]["tuning"]["server_cpus"] == [int(low)], "server CPUs")
+    done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-A", "1023"], capture_output=True, text=True,
+                          timeout=30, stdin=subprocess.DEVNULL)
+    check(done.returncode == 1 or done.returncode == 2, f"pinning to CPU 1023: {done.returncode} {done.stderr}")
+
+
+@test
+def cport_range_is_honoured():
+    first = random.randint(42000, 60000)
+    with Server() as server:
+        process = harness.start_client(server, "3", "-t", "2", "--cport", f"{first}-{first + 5}", "-i", "0")
+        try:
+            def ports():
+                ss = subprocess.run(["ss", "-tnH", "state", "established", f"( dport = :{server.port} )"],
+                                    capture_output=True, text=True).stdout
+                return sorted({int(m) for m in re.findall(r"127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:" + server.port, ss)})
+            harness.wait_until(lambda: len(ports()) >= 4, 10, "the data connections")
+            data_ports = [p for p in ports() if first <= p <= first + 5]
+            check(data_ports == [first, first + 1, first + 2], f"source ports {ports()}, wanted {first}..{first + 2}")
+        finally:
+            out, err = process.communicate(timeout=60)
+        check(process.returncode == 0 and f"source ports {first}-{first + 2}" in out, err + out[:300])
+
+
+@test
+def pacing_holds_each_connection_to_its_rate():
+    with Server() as server:
+        for args, per_connection in ((["-b", "80M"], 80e6), (["--total-rate", "160M"], 80e6)):
+            document = document_of(client(server, "2", "-t", "2", *args, "--json"))
+            for stream in document["end"]["streams"]:
+                rate = stream["sender"]["bits_per_second"]
+                # Paced from the start: never above the rate, give or take one 5 ms chunk.
+                check(0 < rate <= per_connection * 1.03, f"{args}: a connection sent at {rate / 1e6:.1f} Mbit/s")
+        document = document_of(client(server, "1", "-n", "5M", "--fq-rate", "200M", "--json"))
+        tuning = document["start"]["testio"]["tuning"]
+        check(abs(tuning["fq_rate_bps"] - 200e6) < 1e3, f"SO_MAX_PACING_RATE read back {tuning['fq_rate_bps']}")
+        check(document["end"]["sum_received"]["bytes"] == 5 * 2**20, "byte count with --fq-rate")
+
+
+@test
+def bad_tuning_is_one_sentence():
+    cases = [(["-c", "h", "-C", "Bad Name"], 2, "congestion"), (["-c", "h", "-M", "10"], 2, "-M"),
+             (["-c", "h", "-A", "3-1"], 2, "CPU list"), (["-c", "h", "4", "--cport", "5000-5001"], 2, "--cport"),
+             (["-c", "h", "--cport", "9-3"], 2, "backwards"), (["-c", "h", "-b", "fast"], 2, "rate"),
+             (["-c", "h", "-b", "1G", "--total-rate", "2G"], 2, "exclude"), (["-s", "-C", "reno"], 2, "client option"),
+             (["-s", "-b", "1G"], 2, "client option"), (["-c", "h", "--rr", "-b", "1G"], 2, "closed loops"),
+             (["-c", "127.0.0.1", "-p", "1", "-C", "nosuch"], 1, "not available")]
+    for args, code, mentions in cases:
+        done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+        check(done.returncode == code and mentions in done.stderr and len(done.stderr.strip().splitlines()) == 1,
+              f"{args}: exit {done.returncode} (want {code}) {done.stderr!r}")
+
+
+if __name__ == "__main__":
+    harness.main()
