@@ -26,7 +26,8 @@ cxxopts::Options make_options() {
     ("v,verbose", "More detail: per-connection lines, and progress on stderr")
     ("debug", "Debug diagnostics on stderr")
     ("p,port", "Port for control and data connections", cxxopts::value<std::string>()->default_value("5201"), "PORT")
-    ("B,bind", "Server: listen address. Client: source address", cxxopts::value<std::string>(), "ADDRESS")
+    ("B,bind", "Server: listen address. Client: source address. %DEV also binds to that interface "
+               "(SO_BINDTODEVICE)", cxxopts::value<std::string>(), "ADDRESS[%DEV]")
     ("4,ipv4", "Use IPv4 only")
     ("6,ipv6", "Use IPv6 only")
     ("J,json", "Report as one JSON document shaped like iperf3's -J")
@@ -234,6 +235,22 @@ void fill_transfers(const cxxopts::ParseResult& args, config::Config& config, Gi
   config.force = given.force = args.count("force") > 0;
 }
 
+// -B ADDRESS[%DEV] or -B %DEV. An IPv6 link-local address keeps its %scope as part of the address
+// too, since it names the interface the same way.
+void fill_bind(const std::string& text, config::Config& config) {
+  const std::size_t percent = text.rfind('%');
+  if (percent == std::string::npos) {
+    config.bind_address = text;
+    return;
+  }
+  config.bind_device = text.substr(percent + 1);
+  const std::string address = text.substr(0, percent);
+  config.bind_address = address.rfind("fe80", 0) == 0 || address.rfind("FE80", 0) == 0 ? text : address;
+  // IFNAMSIZ is 16 with its terminating NUL.
+  if (config.bind_device.empty() || config.bind_device.size() > 15 || config.bind_device.find('/') != std::string::npos)
+    throw UsageError("-B '" + text + "': '" + config.bind_device + "' is not a network interface name");
+}
+
 void fill_cport(const std::string& text, config::Config& config) {
   auto port = [&](const std::string& digits) {
     std::uint64_t value = util::parse_count(digits, "--cport");
@@ -341,7 +358,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   std::uint64_t port = util::parse_count(args["port"].as<std::string>(), "the port");
   if (port > 65535) throw UsageError("the port must be between 0 and 65535, got " + std::to_string(port));
   config.port = static_cast<std::uint16_t>(port);
-  if (args.count("bind")) config.bind_address = args["bind"].as<std::string>();
+  if (args.count("bind")) fill_bind(args["bind"].as<std::string>(), config);
   given.ipv4 = args.count("ipv4") > 0;
   given.ipv6 = args.count("ipv6") > 0;
   config.family = given.ipv4 ? config::AddressFamily::v4

@@ -48,6 +48,7 @@ struct Config {
   Role role = Role::client;
   std::string host;                 // client: where the server is
   std::string bind_address;         // server: listen address; client: source address
+  std::string bind_device;          // -B ADDRESS%DEV: SO_BINDTODEVICE on every socket
   std::uint16_t port = kDefaultPort;
   AddressFamily family = AddressFamily::any;
   bool one_off = false;             // server: exit after one test

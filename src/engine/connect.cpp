@@ -4,6 +4,7 @@
 
 #include <asio/use_awaitable.hpp>
 #include "control/channel.hpp"
+#include "net/socket_options.hpp"
 
 namespace testio::engine {
 
@@ -51,6 +52,7 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
     tcp::socket socket(executor);
     try {
       socket.open(endpoint.protocol());
+      if (!config.bind_device.empty()) net::bind_to_device(socket.native_handle(), config.bind_device);
       if (source_port) {
         // A previous run's connection from this port may still be in TIME_WAIT.
         socket.set_option(asio::socket_base::reuse_address(true));

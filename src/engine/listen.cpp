@@ -3,6 +3,7 @@
 #include <asio/ip/v6_only.hpp>
 
 #include "control/channel.hpp"
+#include "net/socket_options.hpp"
 
 namespace testio::engine {
 namespace {
@@ -32,6 +33,7 @@ tcp::acceptor open_acceptor(asio::io_context& io, const config::Config& config) 
     acceptor.open(endpoint.protocol());
   }
   acceptor.set_option(tcp::acceptor::reuse_address(true));
+  if (!config.bind_device.empty()) net::bind_to_device(acceptor.native_handle(), config.bind_device);
   // Dual-stack unless -6 asked for IPv6 only.
   if (endpoint.protocol() == tcp::v6() && config.bind_address.empty())
     acceptor.set_option(asio::ip::v6_only(config.family == config::AddressFamily::v6));

@@ -41,6 +41,7 @@ void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {
   start.mss = net::read_mss(socket.native_handle());
   start.no_delay = net::read_no_delay(socket.native_handle());
   start.fq_rate_bps = net::read_pacing_rate_bps(socket.native_handle());
+  start.bind_device = net::read_bound_device(socket.native_handle());
 }
 
 report::SideReport side_report(control::SideResults results) {

@@ -17,6 +17,7 @@ std::unique_ptr<workloads::TransferPlan> make_transfer_plan(const config::Config
   auto plan = std::make_unique<workloads::TransferPlan>();
   plan->server = server;
   if (!config.bind_address.empty()) plan->source = asio::ip::make_address(config.bind_address);
+  plan->device = config.bind_device;
   plan->count = config.transfers;
   plan->size = config.transfer_size;
   plan->read_size = static_cast<std::size_t>(config.buffer);

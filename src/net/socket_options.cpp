@@ -1,5 +1,6 @@
 #include "net/socket_options.hpp"
 
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -106,6 +107,20 @@ void check_tuning(const TcpTuning& tuning, int family) {
     throw;
   }
   ::close(fd);
+}
+
+void bind_to_device(int fd, const std::string& device) {
+  if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, device.c_str(), static_cast<socklen_t>(device.size())) == 0) return;
+  if (errno == ENODEV) throw std::runtime_error("-B: there is no network interface '" + device + "'");
+  if (errno == EPERM) throw std::runtime_error("-B %" + device + ": binding to an interface needs CAP_NET_RAW");
+  throw std::runtime_error("-B %" + device + ": " + std::strerror(errno));
+}
+
+std::string read_bound_device(int fd) {
+  char name[IF_NAMESIZE + 1] = {};
+  socklen_t length = sizeof name;
+  if (getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, &length) != 0) return {};
+  return std::string(name, strnlen(name, sizeof name));
 }
 
 bool read_no_delay(int fd) noexcept {

@@ -37,6 +37,10 @@ void apply_tuning(int fd, const TcpTuning& tuning);
 // Applies `tuning` to a throwaway socket of `family`, so a refusal is known before a test starts.
 void check_tuning(const TcpTuning& tuning, int family);
 bool read_no_delay(int fd) noexcept;
+// -B ADDRESS%DEV: SO_BINDTODEVICE. Throws std::runtime_error with one sentence when refused.
+void bind_to_device(int fd, const std::string& device);
+// The device a socket is bound to; empty when none.
+std::string read_bound_device(int fd);
 // SO_MAX_PACING_RATE in bits/s; 0 when unlimited or unknown.
 double read_pacing_rate_bps(int fd) noexcept;
 

@@ -109,7 +109,8 @@ json start_json(const StartInfo& start) {
           {"cport_first", start.cport_first},
           {"cport_last", start.cport_last},
           {"rate_bps", start.rate_bps},
-          {"fq_rate_bps", start.fq_rate_bps}}},
+          {"fq_rate_bps", start.fq_rate_bps},
+          {"bind_device", start.bind_device}}},
         {"interval", start.interval_s}}}};
   if (start.from_client)
     result["connecting_to"] = {{"host", start.connecting_host}, {"port", start.connecting_port}};

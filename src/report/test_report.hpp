@@ -57,8 +57,9 @@ struct StartInfo {
   std::uint16_t cport_first = 0, cport_last = 0;        // --cport
   double rate_bps = 0;              // -b per connection
   double fq_rate_bps = 0;           // SO_MAX_PACING_RATE read back, bits/s; 0 = none
+  std::string bind_device;          // SO_BINDTODEVICE read back
   bool tuned() const noexcept {
-    return !congestion_requested.empty() || mss_requested || no_delay || !client_cpus.empty() ||
+    return !bind_device.empty() || !congestion_requested.empty() || mss_requested || no_delay || !client_cpus.empty() ||
            !server_cpus.empty() || cport_first || rate_bps > 0 || fq_rate_bps > 0;
   }
   std::int64_t timestamp = 0;       // Unix seconds at the start

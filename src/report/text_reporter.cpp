@@ -29,6 +29,7 @@ std::string cpu_line(const char* who, const SideReport& side, std::uint64_t byte
 // "tuning: congestion cubic, MSS 1000 (asked 1000), no delay, ..." for what -C/-M/-N/-A/--cport/-b/--fq-rate set.
 std::string tuning_line(const StartInfo& start, char unit) {
   std::vector<std::string> parts;
+  if (!start.bind_device.empty()) parts.push_back("interface " + start.bind_device);
   if (!start.congestion_requested.empty()) parts.push_back("congestion " + start.congestion_requested);
   if (start.mss_requested)
     parts.push_back("MSS " + std::to_string(start.mss) + " (asked " + std::to_string(start.mss_requested) + ")");

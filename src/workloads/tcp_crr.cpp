@@ -78,8 +78,14 @@ void TransferClient::connect() {
     fail("cannot open a connection: " + error.message());
     return;
   }
-  // Before connect: the SYN carries the window scale the buffer size needs.
-  if (plan_.window) net::set_socket_buffers(socket_.native_handle(), plan_.window);
+  try {
+    if (!plan_.device.empty()) net::bind_to_device(socket_.native_handle(), plan_.device);
+    // Before connect: the SYN carries the window scale the buffer size needs.
+    if (plan_.window) net::set_socket_buffers(socket_.native_handle(), plan_.window);
+  } catch (const std::exception& refused) {
+    fail(refused.what());
+    return;
+  }
   socket_.async_connect(plan_.server, [this](const asio::error_code& connect_error) {
     if (finished_) return;
     if (connect_error) {

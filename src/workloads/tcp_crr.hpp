@@ -22,6 +22,7 @@ namespace testio::workloads {
 struct TransferPlan {
   asio::ip::tcp::endpoint server;
   std::optional<asio::ip::address> source;  // -B: the address to connect from
+  std::string device;                       // -B %DEV
   std::uint64_t count = 0;
   std::uint64_t size = 0;
   std::size_t read_size = 0;                // bytes per read call (-l)

@@ -113,13 +113,26 @@ def pacing_holds_each_connection_to_its_rate():
 
 
 @test
+def interface_binding_is_read_back():
+    with Server(bind="127.0.0.1%lo") as server:
+        text = client(server, "1", "-n", "1M", "-B", "127.0.0.1%lo").stdout
+        check("tuning: interface lo" in text, text.splitlines()[1] if len(text.splitlines()) > 1 else text)
+        done = client(server, "1", "-n", "1M", "-B", "127.0.0.1%nosuchdev0", code=1)
+        check("no network interface 'nosuchdev0'" in done.stderr, done.stderr)
+    done = subprocess.run([harness.BINARY, "-s", "-B", "127.0.0.1%nosuchdev0", "-p", "0"], capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    check(done.returncode == 1 and "nosuchdev0" in done.stderr, f"{done.returncode} {done.stderr}")
+
+
+@test
 def bad_tuning_is_one_sentence():
     cases = [(["-c", "h", "-C", "Bad Name"], 2, "congestion"), (["-c", "h", "-M", "10"], 2, "-M"),
              (["-c", "h", "-A", "3-1"], 2, "CPU list"), (["-c", "h", "4", "--cport", "5000-5001"], 2, "--cport"),
              (["-c", "h", "--cport", "9-3"], 2, "backwards"), (["-c", "h", "-b", "fast"], 2, "rate"),
              (["-c", "h", "-b", "1G", "--total-rate", "2G"], 2, "exclude"), (["-s", "-C", "reno"], 2, "client option"),
              (["-s", "-b", "1G"], 2, "client option"), (["-c", "h", "--rr", "-b", "1G"], 2, "closed loops"),
-             (["-c", "127.0.0.1", "-p", "1", "-C", "nosuch"], 1, "not available")]
+             (["-c", "127.0.0.1", "-p", "1", "-C", "nosuch"], 1, "not available"),
+             (["-c", "h", "-B", "1.2.3.4%"], 2, "interface name")]
     for args, code, mentions in cases:
         done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30,
                               stdin=subprocess.DEVNULL)
