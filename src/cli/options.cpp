@@ -90,7 +90,10 @@ cxxopts::Options make_options() {
        cxxopts::value<std::string>(), "SIZE")
     ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "
                   "trunc (MSG_TRUNC, discarded in the kernel)",
-       cxxopts::value<std::string>()->default_value("recv_into"), "MODE");
+       cxxopts::value<std::string>()->default_value("recv_into"), "MODE")
+    ("send-mode", "How the sender writes: send (copy from a reused buffer), zerocopy (MSG_ZEROCOPY), "
+                  "sendfile (from -F or a memfd)",
+       cxxopts::value<std::string>()->default_value("send"), "MODE");
   options.add_options("Tuning")
     ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", cxxopts::value<std::string>(),
        "ALGO")
@@ -123,7 +126,7 @@ bool profile_may_set(const std::string& key) {
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
       "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth",
       "transfers", "size", "reuse", "save", "force",
-      "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate"};
+      "send-mode", "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate"};
   return keys.count(key) > 0;
 }
 
@@ -312,6 +315,11 @@ void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOp
   if (!recv_mode)
     throw UsageError("--recv-mode '" + mode + "' is not one of recv, recv_into, trunc");
   config.recv_mode = *recv_mode;
+  given.send_mode = args["send-mode"].count() > 0;
+  std::string send = args["send-mode"].as<std::string>();
+  auto send_mode = config::send_mode_from_string(send);
+  if (!send_mode) throw UsageError("--send-mode '" + send + "' is not one of send, zerocopy, sendfile");
+  config.send_mode = *send_mode;
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ void check_role_specific(const config::Config& config, const GivenOptions& given
                          Named{given.buffer && !given.raw, "-l"}, Named{given.window, "-w"},
                          Named{given.transfers, "--transfers"}, Named{given.size, "--size"},
                          Named{given.reuse, "--reuse"}, Named{given.save, "--save"}, Named{given.force, "--force"},
-                         Named{given.recv_mode, "--recv-mode"}, Named{given.interval, "-i"},
+                         Named{given.recv_mode, "--recv-mode"}, Named{given.send_mode, "--send-mode"},
+                         Named{given.interval, "-i"},
                          Named{given.omit, "-O"}})
       if (option.given)
         throw UsageError(std::string(option.name) +
@@ -181,6 +182,8 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
     if (given.transfers) throw UsageError("--cport does not go with --transfers: each transfer needs a fresh port");
     if (given.raw) throw UsageError("--cport applies to a testio test's data connections, not --raw");
   }
+  if (given.send_mode && (given.rr || given.transfers || given.raw))
+    throw UsageError("--send-mode applies to bulk tests (and -F); --rr, --transfers and --raw send their own way");
   if ((config.rate_bps > 0 || config.fq_rate_bps > 0) && (given.rr || given.transfers))
     throw UsageError("-b, --total-rate and --fq-rate pace bulk tests; --rr and --transfers run closed loops");
   if (config.rate_bps > 0 && config.rate_bps < 8000) throw UsageError("-b must be at least 8k (1000 bytes/s)");

@@ -20,6 +20,21 @@ std::optional<RecvMode> recv_mode_from_string(std::string_view text) noexcept {
   return std::nullopt;
 }
 
+std::string_view to_string(SendMode mode) noexcept {
+  switch (mode) {
+    case SendMode::send: return "send";
+    case SendMode::zerocopy: return "zerocopy";
+    case SendMode::sendfile: return "sendfile";
+  }
+  return "send";
+}
+
+std::optional<SendMode> send_mode_from_string(std::string_view text) noexcept {
+  for (SendMode mode : {SendMode::send, SendMode::zerocopy, SendMode::sendfile})
+    if (to_string(mode) == text) return mode;
+  return std::nullopt;
+}
+
 std::uint32_t effective_threads(std::uint32_t requested, std::uint32_t connections) noexcept {
   std::uint32_t threads = requested;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());

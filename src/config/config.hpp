@@ -20,6 +20,12 @@ enum class OutputFormat { text, json, json_stream };
 // recv_into reuses one buffer per connection, trunc discards in the kernel with MSG_TRUNC.
 enum class RecvMode { recv, recv_into, trunc };
 
+// How a sender writes: send copies from a reused buffer; zerocopy adds MSG_ZEROCOPY (completions
+// from the error queue); sendfile sends from a file (-F) or a memfd holding the generated block.
+enum class SendMode { send, zerocopy, sendfile };
+
+std::string_view to_string(SendMode mode) noexcept;
+std::optional<SendMode> send_mode_from_string(std::string_view text) noexcept;
 std::string_view to_string(RecvMode mode) noexcept;
 std::optional<RecvMode> recv_mode_from_string(std::string_view text) noexcept;
 
@@ -60,6 +66,7 @@ struct Config {
   std::uint64_t buffer = kDefaultBuffer;
   std::uint64_t window = 0;         // 0 = kernel default (autotuning stays on)
   RecvMode recv_mode = RecvMode::recv_into;
+  SendMode send_mode = SendMode::send;
   double interval_s = 1.0;          // 0 = no interval reports
   double omit_s = 0;                // warm-up left out of the summary (sent on top of -t)
 

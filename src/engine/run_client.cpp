@@ -1,6 +1,12 @@
 #include "engine/run_client.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <csignal>
 #include <ctime>
 #include <functional>
@@ -26,6 +32,7 @@
 #include "report/rr_report.hpp"
 #include "util/mapped_file.hpp"
 #include "util/pattern.hpp"
+#include "util/unique_fd.hpp"
 #include "workloads/tcp_crr.hpp"
 #include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
@@ -106,7 +113,35 @@ struct ClientStreams {
   std::optional<util::MappedFile> file;                  // -F
   std::unique_ptr<workloads::TransferPlan> plan;         // --transfers
   std::unique_ptr<workloads::TransferTally[]> tallies;   // --transfers: one per slot
+  util::UniqueFd send_file;                              // --send-mode sendfile: the file, or a memfd
+  config::SendMode send_mode = config::SendMode::send;   // as used: zerocopy may fall back
 };
+
+// --send-mode sendfile: the -F file, or a memfd holding the generated block (the same bytes the
+// other modes send).
+util::UniqueFd open_send_file(const config::Config& config) {
+  if (!config.file.empty()) {
+    util::UniqueFd file(::open(config.file.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file.valid()) throw std::runtime_error("cannot read " + config.file + ": " + std::strerror(errno));
+    return file;
+  }
+  util::UniqueFd memfd(::memfd_create("testio-payload", MFD_CLOEXEC));
+  if (!memfd.valid()) throw std::runtime_error(std::string("memfd_create failed: ") + std::strerror(errno));
+  std::unique_ptr<char[]> block = util::make_pattern(config.buffer);
+  for (std::size_t written = 0; written < config.buffer;) {
+    ssize_t n = ::write(memfd.get(), block.get() + written, config.buffer - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(std::string("writing the sendfile memfd failed: ") + std::strerror(errno));
+    written += static_cast<std::size_t>(n);
+  }
+  return memfd;
+}
+
+// --send-mode zerocopy needs SO_ZEROCOPY on each socket; a kernel without it sends by copy.
+bool enable_zerocopy(tcp::socket& socket) noexcept {
+  int on = 1;
+  return ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0;
+}
 
 // Connects stream `i`, says which test it belongs to, and moves it to its worker.
 asio::awaitable<tcp::socket> open_data_connection(const config::Config& config, const tcp::endpoint& server,
@@ -145,6 +180,8 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   }
 
   if (!config.save_dir.empty()) check_save_directory(config);
+  streams.send_mode = config.send_mode;
+  if (config.send_mode == config::SendMode::sendfile) streams.send_file = open_send_file(config);
 
   // 1. Control connection: preamble, test request, the server's answer.
   std::vector<tcp::endpoint> endpoints = co_await resolve(config);
@@ -202,6 +239,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   start.cport_first = config.cport_first;
   start.cport_last = config.cport_first ? static_cast<std::uint16_t>(config.cport_first + connections - 1) : 0;
   start.rate_bps = config.rate_bps;
+  start.send_mode = streams.send_mode;
   WorkerPool pool(threads, config.cpus);
   for (std::uint32_t i = 0; i < connections; ++i) {
     Worker& worker = pool.worker_for_stream(i);
@@ -224,19 +262,24 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
                                                               config.msize, config.depth, config.messages,
                                                               streams.latencies[i], done,
                                                               alone ? &worker.signals() : nullptr));
-    } else if (streams.file) {
-      // Connection i carries its contiguous part of the file and hashes it.
-      const std::uint64_t part = stats::share_of_total(request.total_bytes, connections, i);
-      const std::uint64_t offset = stats::offset_of_share(request.total_bytes, connections, i);
-      workloads::StreamDigest digest{util::Digest(config.hash), &measurement.digest(i)};
-      worker.add_stream(std::make_unique<workloads::TcpSender>(
-          std::move(owned), measurement.counters(i), streams.file->data() + offset, static_cast<std::size_t>(part),
-          config.buffer, part, done, std::move(digest)));
     } else {
-      workloads::SendPacing pacing{config.rate_bps};
+      // -F: connection i carries its contiguous part of the file and hashes it. Otherwise the
+      // worker's generated block, repeated.
+      const bool from_file = streams.file.has_value();
+      const std::uint64_t part = stats::share_of_total(request.total_bytes, connections, i);
+      const std::uint64_t offset = from_file ? stats::offset_of_share(request.total_bytes, connections, i) : 0;
+      std::optional<workloads::StreamDigest> digest;
+      if (from_file) digest.emplace(workloads::StreamDigest{util::Digest(config.hash), &measurement.digest(i)});
+      if (streams.send_mode == config::SendMode::zerocopy && !enable_zerocopy(owned)) {
+        spdlog::warn("SO_ZEROCOPY is not supported here ({}): sending by copy", std::strerror(errno));
+        streams.send_mode = start.send_mode = config::SendMode::send;
+      }
+      const workloads::SendPacing pacing{config.rate_bps};
+      const workloads::SendSource source{streams.send_mode, streams.send_file.get(), offset};
       worker.add_stream(std::make_unique<workloads::TcpSender>(
-          std::move(owned), measurement.counters(i), payload, config.buffer, pacing.chunk(config.buffer),
-          stats::share_of_total(config.total_bytes, connections, i), done, std::nullopt, pacing));
+          std::move(owned), measurement.counters(i), from_file ? streams.file->data() + offset : payload,
+          from_file ? static_cast<std::size_t>(part) : static_cast<std::size_t>(config.buffer),
+          pacing.chunk(config.buffer), part, done, std::move(digest), pacing, source));
     }
   }
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);

@@ -28,6 +28,7 @@
 #include "report/rr_report.hpp"
 #include "stats/histogram.hpp"
 #include "util/pattern.hpp"
+#include "util/unique_fd.hpp"
 #include "workloads/raw_sink.hpp"
 #include "workloads/tcp_rr.hpp"
 
@@ -36,14 +37,6 @@ namespace {
 
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
-
-// A file descriptor that closes itself.
-struct FileDescriptor {
-  int fd = -1;
-  ~FileDescriptor() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 }  // namespace
 
@@ -187,10 +180,10 @@ int run_raw_client(const config::Config& config, std::ostream& out) {
   asio::io_context io(1);
   int exit_code = 1;
   auto send = [&]() -> asio::awaitable<void> {
-    FileDescriptor file;
+    util::UniqueFd file;
     if (!config.file.empty()) {
-      file.fd = ::open(config.file.c_str(), O_RDONLY | O_CLOEXEC);
-      if (file.fd < 0) throw std::runtime_error("cannot read " + config.file + ": " + std::strerror(errno));
+      file = util::UniqueFd(::open(config.file.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!file.valid()) throw std::runtime_error("cannot read " + config.file + ": " + std::strerror(errno));
     }
     std::vector<tcp::endpoint> endpoints = co_await resolve(config);
     tcp::socket socket = co_await connect_any(endpoints, config);
@@ -200,14 +193,14 @@ int run_raw_client(const config::Config& config, std::ostream& out) {
     transfer.hash = std::string(util::to_string(config.hash));
     util::Digest digest(config.hash);
     auto buffer = std::make_unique_for_overwrite<char[]>(config.buffer);
-    if (file.fd < 0) util::fill_pattern(buffer.get(), config.buffer);
+    if (!file.valid()) util::fill_pattern(buffer.get(), config.buffer);
     const Clock::time_point start = Clock::now();
     const Clock::time_point deadline =
         start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(config.duration_s));
     for (;;) {
       std::size_t size = config.buffer;
-      if (file.fd >= 0) {
-        ssize_t n = ::read(file.fd, buffer.get(), config.buffer);
+      if (file.valid()) {
+        ssize_t n = ::read(file.get(), buffer.get(), config.buffer);
         if (n < 0) throw std::runtime_error("reading " + config.file + " failed: " + std::strerror(errno));
         if (n == 0) break;
         size = static_cast<std::size_t>(n);

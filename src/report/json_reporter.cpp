@@ -60,13 +60,18 @@ json side_extra(const SideReport& side, const std::vector<stats::StreamFigures>&
                 std::uint64_t bytes_moved) {
   stats::SideSummary sum = stats::summarize(figures);
   stats::CpuUsage cpu = stats::cpu_usage(side.cpu, side.wall_s, bytes_moved);
-  return {{"calls", sum.calls},
+  stats::ZeroCopySummary zerocopy = stats::zerocopy_summary(figures);
+  json extra = {{"calls", sum.calls},
           {"bytes_per_call", sum.calls ? static_cast<double>(sum.bytes) / static_cast<double>(sum.calls) : 0.0},
           {"failed_streams", sum.failed_streams},
           {"balance", balance_json(figures)},
           {"cpu", {{"user_seconds", side.cpu.user_s}, {"system_seconds", side.cpu.system_s},
                    {"wall_seconds", side.wall_s}, {"percent_of_core", cpu.total_percent},
                    {"cpu_seconds_per_gb", cpu.seconds_per_gb}}}};
+  if (zerocopy.completed)
+    extra["zerocopy"] = {{"completed_sends", zerocopy.completed}, {"copied_sends", zerocopy.copied},
+                         {"zero_copy_share", zerocopy.zero_copy_share()}};
+  return extra;
 }
 
 }  // namespace
@@ -99,6 +104,7 @@ json start_json(const StartInfo& start) {
         {"client_threads", start.client_threads},
         {"server_threads", start.server_threads},
         {"recv_mode", config::to_string(start.recv_mode)},
+        {"send_mode", config::to_string(start.send_mode)},
         {"workload", start.transfers ? "transfers" : start.rr ? "rr" : "stream"},
         {"tuning",
          {{"congestion_requested", start.congestion_requested},

@@ -69,7 +69,9 @@ void TextReporter::start(const StartInfo& start) {
   if (start.rr)
     out_ << ", request/response of " << util::format_size(start.msize) << ", depth " << start.depth;
   else
-    out_ << ", " << util::format_size(start.buffer) << " per call, recv mode " << config::to_string(start.recv_mode);
+    out_ << ", " << util::format_size(start.buffer) << " per call, recv mode " << config::to_string(start.recv_mode)
+         << (start.send_mode != config::SendMode::send ? ", send mode " : "")
+         << (start.send_mode != config::SendMode::send ? config::to_string(start.send_mode) : "");
   if (start.window)
     out_ << ", window " << util::format_size(start.window) << " (granted: send "
          << util::format_size(start.sndbuf_actual) << ", receive " << util::format_size(start.rcvbuf_actual) << ")";
@@ -200,6 +202,12 @@ void TextReporter::end(const TestReport& report) {
   }
   for (std::uint32_t stream : report.mismatched_streams)
     out_ << "connection " << stream + 1 << ": sender and receiver byte counts differ\n";
+  if (stats::ZeroCopySummary zerocopy = stats::zerocopy_summary(report.sender.totals); zerocopy.completed)
+    out_ << printf_line("zerocopy: %llu sends completed, %.1f%% without a copy%s\n",
+                        static_cast<unsigned long long>(zerocopy.completed), 100 * zerocopy.zero_copy_share(),
+                        zerocopy.copied == zerocopy.completed
+                            ? " (the kernel copies data that stays on this host, as on loopback)"
+                            : "");
   if (report.rr.present) out_ << rr_text(report.rr);
   if (report.transfers.present) out_ << transfers_text(report.transfers, options_.unit);
   if (!report.digests.hash.empty()) out_ << digests_text(report.digests);

@@ -17,6 +17,8 @@ struct alignas(64) StreamCounters {  // one cache line each: streams on differen
   std::atomic<std::uint64_t> calls{0};       // read or write system calls that moved data
   std::atomic<TestNanos> first_byte_ns{-1};
   std::atomic<TestNanos> last_byte_ns{-1};
+  std::atomic<std::uint64_t> zerocopy_completed{0};  // --send-mode zerocopy: sends the kernel reported done
+  std::atomic<std::uint64_t> zerocopy_copied{0};     // ... of which it copied after all
   std::atomic<bool> finished{false};         // EOF seen (receiver) or half-closed (sender)
   std::atomic<bool> failed{false};           // ended by an error rather than cleanly
 

@@ -40,7 +40,18 @@ StreamFigures figures_from(const StreamCounters& counters, double window_start_s
   figures.start_s = first < 0 ? window_start_s : static_cast<double>(first) * 1e-9;
   figures.end_s = last < 0 ? figures.start_s : static_cast<double>(last) * 1e-9;
   figures.failed = counters.failed.load(std::memory_order_relaxed);
+  figures.zerocopy_completed = counters.zerocopy_completed.load(std::memory_order_relaxed);
+  figures.zerocopy_copied = counters.zerocopy_copied.load(std::memory_order_relaxed);
   return figures;
+}
+
+ZeroCopySummary zerocopy_summary(const std::vector<StreamFigures>& streams) noexcept {
+  ZeroCopySummary summary;
+  for (const StreamFigures& stream : streams) {
+    summary.completed += stream.zerocopy_completed;
+    summary.copied += stream.zerocopy_copied;
+  }
+  return summary;
 }
 
 Balance balance_of(const std::vector<double>& values) noexcept {

@@ -16,6 +16,8 @@ struct StreamFigures {
   double start_s = 0;
   double end_s = 0;
   bool failed = false;
+  std::uint64_t zerocopy_completed = 0;  // local figures only: not carried by the protocol
+  std::uint64_t zerocopy_copied = 0;
 
   double seconds() const noexcept { return end_s > start_s ? end_s - start_s : 0; }
   double bytes_per_call() const noexcept {
@@ -36,6 +38,16 @@ struct SideSummary {
 };
 
 SideSummary summarize(const std::vector<StreamFigures>& streams) noexcept;
+
+// --send-mode zerocopy: sends the kernel reported done, and how many of them it copied after all.
+struct ZeroCopySummary {
+  std::uint64_t completed = 0;
+  std::uint64_t copied = 0;
+  double zero_copy_share() const noexcept {
+    return completed ? static_cast<double>(completed - copied) / static_cast<double>(completed) : 0;
+  }
+};
+ZeroCopySummary zerocopy_summary(const std::vector<StreamFigures>& streams) noexcept;
 
 // A snapshot of live counters; `window_end_s` stands in for streams that sent nothing.
 StreamFigures figures_from(const StreamCounters& counters, double window_start_s) noexcept;

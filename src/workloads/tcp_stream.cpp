@@ -1,9 +1,14 @@
 #include "workloads/tcp_stream.hpp"
 
+#include <linux/errqueue.h>
+#include <netinet/in.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include <asio/error.hpp>
 
@@ -18,10 +23,12 @@ std::size_t SendPacing::chunk(std::size_t buffer) const noexcept {
 
 TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
                      const char* payload, std::size_t payload_size, std::size_t chunk, std::uint64_t quota,
-                     StreamDone on_done, std::optional<StreamDigest> digest, SendPacing pacing)
+                     StreamDone on_done, std::optional<StreamDigest> digest, SendPacing pacing,
+                     SendSource source)
     : socket_(std::move(socket)),
       deadline_timer_(socket_.get_executor()),
       pacing_timer_(socket_.get_executor()),
+      source_(source),
       pacing_(pacing),
       counters_(counters),
       payload_(payload),
@@ -34,6 +41,10 @@ TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counte
 
 void TcpSender::begin(const TestClock& clock) {
   clock_ = clock;
+  if (source_.mode == config::SendMode::sendfile) {
+    asio::error_code ignored;
+    socket_.native_non_blocking(true, ignored);  // sendfile is called directly, after a readiness wait
+  }
   if (clock.deadline != Clock::time_point::max()) {
     deadline_timer_.expires_at(clock.deadline);
     // A write waiting for send-buffer space would otherwise overrun the window by as long as the
@@ -57,14 +68,83 @@ void TcpSender::end_window() noexcept {
 void TcpSender::write_next() {
   std::size_t size = std::min(chunk_, payload_size_ - offset_);
   if (limited_) size = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, size));
-  socket_.async_write_some(asio::buffer(payload_ + offset_, size),
-                           [this](const asio::error_code& error, std::size_t written) {
-                             on_written(error, written);
-                           });
+  auto handler = [this](const asio::error_code& error, std::size_t written) { on_written(error, written); };
+  switch (source_.mode) {
+    case config::SendMode::send:
+      socket_.async_write_some(asio::buffer(payload_ + offset_, size), handler);
+      break;
+    case config::SendMode::zerocopy:
+      // The payload is never written to while a send may still read it, so no send has to wait
+      // for its completion; they are counted as they arrive.
+      socket_.async_send(asio::buffer(payload_ + offset_, size), MSG_ZEROCOPY, handler);
+      break;
+    case config::SendMode::sendfile:
+      send_file(size);
+      break;
+  }
+}
+
+void TcpSender::send_file(std::size_t size) {
+  // Asio has no sendfile: wait until the socket takes data, then hand the kernel the file range.
+  socket_.async_wait(asio::socket_base::wait_write, [this, size](const asio::error_code& error) {
+    if (error) {
+      on_written(error, 0);
+      return;
+    }
+    off_t position = static_cast<off_t>(source_.file_offset + offset_);
+    ssize_t sent = ::sendfile(socket_.native_handle(), source_.file_fd, &position, size);
+    if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+      send_file(size);
+      return;
+    }
+    if (sent <= 0) {
+      on_written(sent < 0 ? asio::error_code(errno, asio::system_category()) : asio::error::eof, 0);
+      return;
+    }
+    on_written({}, static_cast<std::size_t>(sent));
+  });
+}
+
+void TcpSender::drain_zerocopy_completions() noexcept {
+  // Each notification covers a range of send calls, numbered from 0 per socket, and says whether
+  // the kernel had to copy after all (it always does for loopback: the data stays on the host).
+  alignas(cmsghdr) char control[128];
+  const int fd = socket_.native_handle();
+  std::uint64_t completed = 0, copied = 0;
+  for (;;) {
+    msghdr message{};
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    if (::recvmsg(fd, &message, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) break;
+    for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+      const bool recverr = (header->cmsg_level == SOL_IP && header->cmsg_type == IP_RECVERR) ||
+                           (header->cmsg_level == SOL_IPV6 && header->cmsg_type == IPV6_RECVERR);
+      if (!recverr) continue;
+      sock_extended_err notice;
+      std::memcpy(&notice, CMSG_DATA(header), sizeof notice);
+      if (notice.ee_errno != 0 || notice.ee_origin != SO_EE_ORIGIN_ZEROCOPY) continue;
+      const std::uint64_t calls = static_cast<std::uint64_t>(notice.ee_data - notice.ee_info) + 1;
+      completed += calls;
+      if (notice.ee_code & SO_EE_CODE_ZEROCOPY_COPIED) copied += calls;
+    }
+  }
+  if (!completed) return;
+  counters_.zerocopy_completed.store(counters_.zerocopy_completed.load(std::memory_order_relaxed) + completed,
+                                     std::memory_order_relaxed);
+  counters_.zerocopy_copied.store(counters_.zerocopy_copied.load(std::memory_order_relaxed) + copied,
+                                  std::memory_order_relaxed);
 }
 
 void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
   if (finished_) return;
+  if (source_.mode == config::SendMode::zerocopy) {
+    drain_zerocopy_completions();
+    // ENOBUFS: too many notifications unread (optmem_max); they are read now, so try again.
+    if (error == asio::error::no_buffer_space && !window_closed_) {
+      write_next();
+      return;
+    }
+  }
   if (error) {
     finish(!(error == asio::error::operation_aborted && window_closed_));
     return;

@@ -29,6 +29,14 @@ struct SendPacing {
   std::size_t chunk(std::size_t buffer) const noexcept;
 };
 
+// Where a sender's bytes come from for each send mode. `file_fd` (sendfile) holds the payload at
+// `file_offset`: the -F file with this stream's part, or a memfd with the generated block.
+struct SendSource {
+  config::SendMode mode = config::SendMode::send;
+  int file_fd = -1;
+  std::uint64_t file_offset = 0;
+};
+
 class TcpSender final : public StreamTask {
  public:
   // `payload` is shared read-only by the worker's senders and outlives them; quota 0 = no limit.
@@ -36,7 +44,7 @@ class TcpSender final : public StreamTask {
   // `chunk` per call: a generated block (payload_size == chunk) or its part of a -F file.
   TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
             std::size_t payload_size, std::size_t chunk, std::uint64_t quota, StreamDone on_done,
-            std::optional<StreamDigest> digest = std::nullopt, SendPacing pacing = {});
+            std::optional<StreamDigest> digest = std::nullopt, SendPacing pacing = {}, SendSource source = {});
 
   void begin(const TestClock& clock) override;
   void end_window() noexcept override;
@@ -44,12 +52,15 @@ class TcpSender final : public StreamTask {
 
  private:
   void write_next();
+  void send_file(std::size_t size);
+  void drain_zerocopy_completions() noexcept;
   void on_written(const asio::error_code& error, std::size_t written);
   void finish(bool failed);
 
   asio::ip::tcp::socket socket_;
   asio::steady_timer deadline_timer_;
   asio::steady_timer pacing_timer_;
+  SendSource source_;
   SendPacing pacing_;
   std::uint64_t sent_ = 0;
   stats::StreamCounters& counters_;
