@@ -1,11 +1,13 @@
 #include "cli/options.hpp"
 
 #include <cxxopts.hpp>
+#include <algorithm>
 #include <set>
 #include <vector>
 
 #include "cli/profile.hpp"
 #include "cli/validate.hpp"
+#include "net/nic_counters.hpp"
 #include "util/units.hpp"
 
 namespace testio::cli {
@@ -78,7 +80,10 @@ cxxopts::Options make_options() {
        cxxopts::value<std::string>(), "SIZE")
     ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "
                   "trunc (MSG_TRUNC, discarded in the kernel)",
-       cxxopts::value<std::string>()->default_value("recv_into"), "MODE");
+       cxxopts::value<std::string>()->default_value("recv_into"), "MODE")
+    ("iface-stats", "Each interval, rx/tx rate and packets per NIC on both sides, from the kernel's counters; "
+       "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
+       cxxopts::value<std::string>()->implicit_value(""), "IFACE,...");
   // Left out of --help's groups: it is the positional N shown in the usage line.
   options.add_options("Positional")
     ("connections", "Number of connections", cxxopts::value<std::vector<std::string>>());
@@ -93,7 +98,7 @@ bool profile_may_set(const std::string& key) {
       "verbose", "debug", "port", "bind", "ipv4", "ipv6", "json", "json-stream", "format", "logfile",
       "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
-      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth"};
+      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth", "iface-stats"};
   return keys.count(key) > 0;
 }
 
@@ -218,6 +223,20 @@ void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOp
   config.recv_mode = *recv_mode;
 }
 
+void fill_iface_stats(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  if (!args.count("iface-stats")) return;
+  config.iface_stats = given.iface_stats = true;
+  std::string list = args["iface-stats"].as<std::string>();
+  for (std::size_t start = 0; start < list.size();) {
+    std::size_t comma = std::min(list.find(',', start), list.size());
+    std::string name = list.substr(start, comma - start);
+    if (name.empty() || !net::is_valid_nic_name(name))
+      throw UsageError("--iface-stats '" + list + "' must be interface names separated by commas");
+    config.iface_names.push_back(std::move(name));
+    start = comma + 1;
+  }
+}
+
 }  // namespace
 
 ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
@@ -273,6 +292,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_raw(args, config, given);
   fill_rr(args, config, given);
   fill_test(args, config, given);
+  fill_iface_stats(args, config, given);
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/digest.hpp"
 
@@ -72,6 +73,9 @@ struct Config {
   bool raw = false;                 // --raw: plain TCP, no testio protocol (sink or sender)
   util::HashKind hash = util::HashKind::sha1;  // --hash for --raw
   std::string file;                 // -F: the file a raw client sends
+
+  bool iface_stats = false;         // --iface-stats: NIC counters each interval, both sides
+  std::vector<std::string> iface_names;  // its list; empty = the interface the test's route uses
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;

@@ -21,6 +21,7 @@
 #include "engine/measurement.hpp"
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
+#include "net/nic_counters.hpp"
 #include "net/socket_options.hpp"
 #include "report/rr_report.hpp"
 #include "workloads/tcp_rr.hpp"
@@ -60,6 +61,8 @@ control::TestRequest request_from(const config::Config& config) {
   request.msize = config.rr ? config.msize : 0;
   request.depth = config.depth;
   request.client_version = TESTIO_VERSION;
+  request.iface_stats = config.iface_stats;
+  request.iface_names = config.iface_names;
   return request;
 }
 
@@ -96,6 +99,7 @@ report::SideReport side_report(control::SideResults results) {
   side.cpu = results.cpu;
   side.wall_s = results.wall_s;
   side.congestion = std::move(results.congestion);
+  side.cores = std::move(results.cores);
   return side;
 }
 
@@ -161,6 +165,8 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
                                           accepted.test_id, i};
     co_await send_preamble(socket, data_preamble);
     note_connection(start, socket);
+    if (i == 0 && config.iface_stats)
+      measurement.watch_nics(net::choose_nics(config.iface_names, socket.local_endpoint().data()));
     Worker& worker = pool.worker_for_stream(i);
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());
@@ -220,6 +226,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     sent_summary.cpu = sent->cpu;
     sent_summary.wall_s = sent->wall_s;
     sent_summary.congestion = sent->congestion;
+    sent_summary.cores = sent->cores;
     co_await control.write(control::to_json(sent_summary, "sender_done"));
     received = control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);
   } catch (const std::exception& error) {

@@ -8,6 +8,7 @@
 #include "engine/measurement.hpp"
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
+#include "net/nic_counters.hpp"
 #include "net/socket_options.hpp"
 #include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
@@ -85,6 +86,8 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
     if (request.window)
       clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), request.window));
     note_connection(start, socket);
+    if (i == 0 && request.iface_stats)
+      measurement.watch_nics(net::choose_nics(request.iface_names, socket.local_endpoint().data()));
     Worker& worker = pool.worker_for_stream(i);
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());
@@ -136,12 +139,14 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
   report.sender.cpu = sent.cpu;
   report.sender.wall_s = sent.wall_s;
   report.sender.congestion = sent.congestion;
+  report.sender.cores = sent.cores;
   report.receiver.present = true;
   report.receiver.totals = received.streams;
   report.receiver.intervals = std::move(received.intervals);
   report.receiver.cpu = received.cpu;
   report.receiver.wall_s = received.wall_s;
   report.receiver.congestion = received.congestion;
+  report.receiver.cores = received.cores;
   reporter.end(report);
   co_return stats::summarize(report.receiver.totals).failed_streams == 0;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "stats/core_spread.hpp"
 #include "stats/interval.hpp"
 #include "stats/summary.hpp"
 
@@ -55,6 +56,7 @@ struct SideReport {
   stats::CpuTimes cpu;
   double wall_s = 0;
   std::string congestion;
+  std::vector<stats::CoreShare> cores;  // each CPU's busy and softirq share over the test
 };
 
 // Request/response results: messages completed and their round-trip latency distribution.

@@ -92,3 +92,26 @@ TEST(NicHolding, LoopbackAddressIsOnLo) {
 
 }  // namespace
 }  // namespace testio::net
+
+namespace testio::net {
+namespace {
+
+TEST_F(FakeSysfs, ChoosesAskedNicsAndBondMembersOnce) {
+  add_nic("bond0", 3, 3);
+  add_nic("ens1f0", 1, 1);
+  add_nic("ens1f1", 2, 2);
+  write("class/net/bond0/bonding/slaves", "ens1f0 ens1f1\n");
+  EXPECT_EQ(choose_nics({"bond0", "ens1f1", "nosuch"}, nullptr, root()),
+            (std::vector<std::string>{"ens1f0", "ens1f1"}));
+  EXPECT_TRUE(choose_nics({"nosuch"}, nullptr, root()).empty());
+}
+
+TEST(ChooseNics, FallsBackToTheInterfaceOfTheLocalAddress) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(choose_nics({"nosuch0"}, reinterpret_cast<const sockaddr*>(&address)), (std::vector<std::string>{"lo"}));
+}
+
+}  // namespace
+}  // namespace testio::net
