@@ -71,8 +71,8 @@ NicBalance nic_balance(const std::vector<NicTotal>& totals, std::uint32_t connec
   for (double value : bytes) balance.shares.push_back(all > 0 ? value / all : 0);
   balance.jain = stats::balance_of(bytes).jain;
   auto [quietest, busiest] = std::minmax_element(bytes.begin(), bytes.end());
-  const bool many_flows = connections >= 2 * totals.size();
-  balance.uneven = many_flows && *busiest > 0 && *quietest < (1 - kUnevenNics) * *busiest;
+  const bool many_flows = connections >= kFlowsPerNic * totals.size();
+  balance.uneven = many_flows && *busiest > 0 && *quietest < kUnevenNics * *busiest;
   return balance;
 }
 

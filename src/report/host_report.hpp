@@ -21,10 +21,11 @@ struct NicTotal {
 std::vector<NicTotal> nic_totals(const std::vector<stats::IntervalRecord>& intervals);
 
 // NICs sharing a load: each one's part of the bytes in the busier direction (rx or tx, whichever
-// moved more over all of them). `uneven` when many flows ran (at least two per NIC) and the
-// quietest NIC carried less than (1 - kUnevenNics) of what the busiest did: one a flow hash
-// would rarely produce by chance, and one that caps the aggregate at the busiest member's rate.
-inline constexpr double kUnevenNics = 0.2;
+// moved more over all of them). `uneven` when many flows ran (at least kFlowsPerNic per NIC,
+// enough for a hash to give every NIC some) and the quietest NIC carried less than kUnevenNics of
+// what the busiest did: the aggregate is then capped near the busiest member's rate.
+inline constexpr std::uint32_t kFlowsPerNic = 4;
+inline constexpr double kUnevenNics = 0.5;
 struct NicBalance {
   bool applies = false;  // two NICs or more
   bool uneven = false;
