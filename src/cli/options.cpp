@@ -227,6 +227,12 @@ void fill_iface_stats(const cxxopts::ParseResult& args, config::Config& config, 
   if (!args.count("iface-stats")) return;
   config.iface_stats = given.iface_stats = true;
   std::string list = args["iface-stats"].as<std::string>();
+  // "--iface-stats eth0" leaves eth0 to the positional connection count: say what was meant.
+  if (list.empty() && args.count("connections")) {
+    const std::string& positional = args["connections"].as<std::vector<std::string>>()[0];
+    if (positional.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--iface-stats takes its interfaces after '=': --iface-stats=" + positional);
+  }
   for (std::size_t start = 0; start < list.size();) {
     std::size_t comma = std::min(list.find(',', start), list.size());
     std::string name = list.substr(start, comma - start);
@@ -291,8 +297,8 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_limits(args, config, given);
   fill_raw(args, config, given);
   fill_rr(args, config, given);
+  fill_iface_stats(args, config, given);  // first: it explains a misplaced interface name
   fill_test(args, config, given);
-  fill_iface_stats(args, config, given);
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;
 

@@ -124,6 +124,9 @@ TEST(Validate, IfaceStatsNamesInterfacesThatExist) {
   EXPECT_NE(usage_error({"-c", "host", "--iface-stats=lo,,lo"}).find("separated by commas"), std::string::npos);
   EXPECT_NE(usage_error({"-c", "host", "--iface-stats=../lo"}).find("separated by commas"), std::string::npos);
   EXPECT_NE(usage_error({"-s", "--iface-stats"}).find("client option"), std::string::npos);
+  EXPECT_EQ(usage_error({"-c", "host", "--iface-stats", "eth0"}),
+            "--iface-stats takes its interfaces after '=': --iface-stats=eth0");
+  EXPECT_EQ(parse({"-c", "host", "--iface-stats", "4"}).config.connections, 4u);
   EXPECT_NE(usage_error({"-c", "host", "--raw", "--iface-stats"}).find("not --raw"), std::string::npos);
 }
 
