@@ -62,13 +62,17 @@ down() {
   done
 }
 
-up() {
+check_free() {
   for ns in "$ns_a" "$ns_b"; do
     if exists "$ns"; then
       echo "namespace $ns already exists: pick another testbed name, or remove it with 'down'" >&2
       exit 1
     fi
   done
+}
+
+up() {
+  check_free
   trap down ERR   # a half-built testbed is removed; only names checked free above
   ip netns add "$ns_a"
   ip netns add "$ns_b"
@@ -120,6 +124,7 @@ case $action in
   down) down ;;
   run)
     [ ${#command[@]} -gt 0 ] || usage
+    check_free   # before the trap: namespaces someone else made are not ours to delete
     trap down EXIT
     trap 'exit 130' INT TERM
     up
