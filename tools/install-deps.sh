@@ -11,6 +11,7 @@ packages=(
   python3 python3-jsonschema jq              # meson, test summary, JSON output tests
   iperf3 iperf sockperf                      # side-by-side benchmarks
   netcat-openbsd socat                       # plain TCP senders for the --raw sink tests
+  iproute2                                   # ip netns, veth and tc tbf for tools/testbed.sh
 )
 
 missing=()

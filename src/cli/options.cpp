@@ -1,11 +1,13 @@
 #include "cli/options.hpp"
 
 #include <cxxopts.hpp>
+#include <algorithm>
 #include <set>
 #include <vector>
 
 #include "cli/profile.hpp"
 #include "cli/validate.hpp"
+#include "net/nic_counters.hpp"
 #include "util/units.hpp"
 
 namespace testio::cli {
@@ -93,7 +95,10 @@ cxxopts::Options make_options() {
        cxxopts::value<std::string>()->default_value("recv_into"), "MODE")
     ("send-mode", "How the sender writes: send (copy from a reused buffer), zerocopy (MSG_ZEROCOPY), "
                   "sendfile (from -F or a memfd)",
-       cxxopts::value<std::string>()->default_value("send"), "MODE");
+       cxxopts::value<std::string>()->default_value("send"), "MODE")
+    ("iface-stats", "Each interval, rx/tx rate and packets per NIC on both sides, from the kernel's counters; "
+       "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
+       cxxopts::value<std::string>()->implicit_value(""), "IFACE,...");
   options.add_options("Tuning")
     ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", cxxopts::value<std::string>(),
        "ALGO")
@@ -126,7 +131,8 @@ bool profile_may_set(const std::string& key) {
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
       "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth",
       "transfers", "size", "reuse", "save", "force",
-      "send-mode", "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate"};
+      "send-mode", "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate",
+      "iface-stats"};
   return keys.count(key) > 0;
 }
 
@@ -322,6 +328,26 @@ void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOp
   config.send_mode = *send_mode;
 }
 
+void fill_iface_stats(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  if (!args.count("iface-stats")) return;
+  config.iface_stats = given.iface_stats = true;
+  std::string list = args["iface-stats"].as<std::string>();
+  // "--iface-stats eth0" leaves eth0 to the positional connection count: say what was meant.
+  if (list.empty() && args.count("connections")) {
+    const std::string& positional = args["connections"].as<std::vector<std::string>>()[0];
+    if (positional.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--iface-stats takes its interfaces after '=': --iface-stats=" + positional);
+  }
+  for (std::size_t start = 0; start < list.size();) {
+    std::size_t comma = std::min(list.find(',', start), list.size());
+    std::string name = list.substr(start, comma - start);
+    if (name.empty() || !net::is_valid_nic_name(name))
+      throw UsageError("--iface-stats '" + list + "' must be interface names separated by commas");
+    config.iface_names.push_back(std::move(name));
+    start = comma + 1;
+  }
+}
+
 }  // namespace
 
 ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
@@ -378,6 +404,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_raw(args, config, given);
   fill_rr(args, config, given);
   fill_transfers(args, config, given);
+  fill_iface_stats(args, config, given);  // first: it explains a misplaced interface name
   fill_test(args, config, given);
   fill_tuning(args, config, given);
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.

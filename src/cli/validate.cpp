@@ -3,6 +3,7 @@
 #include <string>
 
 #include "net/access_list.hpp"
+#include "net/nic_counters.hpp"
 #include "util/units.hpp"
 
 namespace testio::cli {
@@ -189,6 +190,18 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
   if (config.rate_bps > 0 && config.rate_bps < 8000) throw UsageError("-b must be at least 8k (1000 bytes/s)");
 }
 
+void check_iface_stats(const config::Config& config, const GivenOptions& given) {
+  if (!given.iface_stats) return;
+  if (config.role == config::Role::server)
+    throw UsageError("--iface-stats is a client option: the server samples its side when the client asks");
+  if (given.raw) throw UsageError("--iface-stats needs the testio protocol, not --raw");
+  if (config.iface_names.size() > net::kMaxNics)
+    throw UsageError("--iface-stats watches at most " + std::to_string(net::kMaxNics) + " interfaces");
+  for (const std::string& name : config.iface_names)
+    if (!net::nic_exists(name))
+      throw UsageError("--iface-stats: there is no network interface '" + name + "' here (see ip link)");
+}
+
 void check_threads(const config::Config& config, const GivenOptions& given) {
   if (given.threads && config.threads == 0) throw UsageError("-T must be at least 1");
   if (config.threads > config.limits.max_threads)
@@ -224,6 +237,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_tuning(config, given);
   check_threads(config, given);
   check_sizes(config);
+  check_iface_stats(config, given);
 }
 
 }  // namespace testio::cli

@@ -16,6 +16,7 @@ struct GivenOptions {
   bool rr = false, rr_options = false, num = false;
   bool transfers = false, size = false, reuse = false, save = false, force = false;
   bool rate = false, total_rate = false, client_tuning = false;  // -M, --cport, -b, --total-rate, --fq-rate
+  bool iface_stats = false;
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

@@ -100,6 +100,9 @@ struct Config {
   double rate_bps = 0;              // -b (or --total-rate / N): per-connection pacing; 0 = unpaced
   double fq_rate_bps = 0;           // --fq-rate: SO_MAX_PACING_RATE per connection, paced by the kernel
 
+  bool iface_stats = false;         // --iface-stats: NIC counters each interval, both sides
+  std::vector<std::string> iface_names;  // its list; empty = the interface the test's route uses
+
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;
 };

@@ -143,7 +143,7 @@ ServerHello parse_server_hello(const json& message) {
 }
 
 json to_json(const TestRequest& request) {
-  return {{"type", "test_request"},
+  json message = {{"type", "test_request"},
           {"connections", request.connections},
           {"duration_s", request.duration_s},
           {"total_bytes", request.total_bytes},
@@ -166,6 +166,8 @@ json to_json(const TestRequest& request) {
           {"omit_s", request.omit_s},
           {"client_version", request.client_version},
           {"auth", request.auth}};
+  if (request.iface_stats) message["iface_stats"] = request.iface_names;
+  return message;
 }
 
 json to_json(const TestAccepted& accepted) {
@@ -192,18 +194,32 @@ json to_json(const SideResults& results, const char* type) {
       samples.push_back({sample.bytes, sample.calls, sample.tcp.valid ? 1 : 0, sample.tcp.rtt_us,
                          sample.tcp.rttvar_us, sample.tcp.snd_cwnd_bytes, sample.tcp.total_retrans,
                          sample.tcp.pmtu, sample.tcp.delivery_rate_bps});
-    intervals.push_back({{"start_s", record.start_s},
-                         {"end_s", record.end_s},
-                         {"omitted", record.omitted},
-                         {"streams", std::move(samples)}});
+    json entry = {{"start_s", record.start_s},
+                  {"end_s", record.end_s},
+                  {"omitted", record.omitted},
+                  {"streams", std::move(samples)}};
+    if (!record.nics.empty()) {
+      // Per NIC a compact array; see kNicFields for the order.
+      json nics = json::array();
+      for (const stats::NicSample& nic : record.nics)
+        nics.push_back({nic.name, nic.moved.rx_bytes, nic.moved.tx_bytes, nic.moved.rx_packets, nic.moved.tx_packets});
+      entry["nics"] = std::move(nics);
+    }
+    intervals.push_back(std::move(entry));
   }
-  return {{"type", type},
-          {"streams", std::move(streams)},
-          {"intervals", std::move(intervals)},
-          {"cpu", {{"user_s", results.cpu.user_s}, {"system_s", results.cpu.system_s}, {"wall_s", results.wall_s}}},
-          {"congestion", results.congestion},
-          {"tests_beside", results.tests_beside},
-          {"digests", results.digests}};
+  json message = {{"type", type},
+                  {"streams", std::move(streams)},
+                  {"intervals", std::move(intervals)},
+                  {"cpu", {{"user_s", results.cpu.user_s}, {"system_s", results.cpu.system_s}, {"wall_s", results.wall_s}}},
+                  {"congestion", results.congestion},
+                  {"tests_beside", results.tests_beside},
+                  {"digests", results.digests}};
+  if (!results.cores.empty()) {
+    json cores = json::array();
+    for (const stats::CoreShare& core : results.cores) cores.push_back({core.cpu, core.busy, core.softirq});
+    message["cores"] = std::move(cores);
+  }
+  return message;
 }
 
 json start_message() { return {{"type", "start"}}; }
@@ -270,6 +286,16 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
   request.cpus = get_cpus(message, "cpus");
   request.client_version = get_string(message, "client_version", 64);
   request.auth = get_string(message, "auth", 128);
+  if (auto names = message.find("iface_stats"); names != message.end()) {
+    if (!names->is_array() || names->size() > net::kMaxNics)
+      throw ProtocolError("\"iface_stats\" must list at most " + std::to_string(net::kMaxNics) + " interface names");
+    request.iface_stats = true;
+    for (const json& name : *names) {
+      if (!name.is_string() || !net::is_valid_nic_name(name.get<std::string>()))
+        throw ProtocolError("\"iface_stats\" holds something that is not an interface name");
+      request.iface_names.push_back(name.get<std::string>());
+    }
+  }
   return request;
 }
 
@@ -313,6 +339,50 @@ stats::StreamSample parse_sample(const json& sample) {
   return parsed;
 }
 
+constexpr const char* kNicFields = "[name, rx_bytes, tx_bytes, rx_packets, tx_packets]";
+
+bool is_count(const json& value) {
+  return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+}
+
+// Optional (older peers send none): what each watched NIC moved during the interval.
+std::vector<stats::NicSample> parse_nics(const json& record) {
+  std::vector<stats::NicSample> nics;
+  auto list = record.find("nics");
+  if (list == record.end()) return nics;
+  if (!list->is_array() || list->size() > net::kMaxNics)
+    throw ProtocolError("an interval's \"nics\" must list at most " + std::to_string(net::kMaxNics));
+  for (const json& nic : *list) {
+    if (!nic.is_array() || nic.size() != 5 || !nic[0].is_string() ||
+        !net::is_valid_nic_name(nic[0].get<std::string>()) ||
+        !is_count(nic[1]) || !is_count(nic[2]) || !is_count(nic[3]) || !is_count(nic[4]))
+      throw ProtocolError(std::string("an interval NIC sample must be ") + kNicFields);
+    nics.push_back({nic[0].get<std::string>(),
+                    {nic[1].get<std::uint64_t>(), nic[2].get<std::uint64_t>(), nic[3].get<std::uint64_t>(),
+                     nic[4].get<std::uint64_t>()}});
+  }
+  return nics;
+}
+
+// Optional: [cpu, busy, softirq] per CPU, shares from 0 to 1.
+std::vector<stats::CoreShare> parse_cores(const json& message) {
+  std::vector<stats::CoreShare> cores;
+  auto list = message.find("cores");
+  if (list == message.end()) return cores;
+  if (!list->is_array() || list->size() > stats::kMaxCores)
+    throw ProtocolError("\"cores\" must list at most " + std::to_string(stats::kMaxCores) + " CPUs");
+  for (const json& core : *list) {
+    if (!core.is_array() || core.size() != 3 || !is_count(core[0]) || core[0].get<std::uint64_t>() >= stats::kMaxCores ||
+        !core[1].is_number() || !core[2].is_number())
+      throw ProtocolError("each entry of \"cores\" must be [cpu, busy, softirq]");
+    double busy = core[1].get<double>(), softirq = core[2].get<double>();
+    if (!(busy >= 0 && busy <= 1) || !(softirq >= 0 && softirq <= 1))
+      throw ProtocolError("a CPU's busy and softirq shares must lie between 0 and 1");
+    cores.push_back({static_cast<std::uint32_t>(core[0].get<std::uint64_t>()), busy, softirq});
+  }
+  return cores;
+}
+
 }  // namespace
 
 SideResults parse_side_results(const json& message, const char* type, std::uint32_t expected_streams) {
@@ -349,6 +419,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
     if (!samples.is_array() || samples.size() != expected_streams)
       throw ProtocolError("each interval must list " + std::to_string(expected_streams) + " streams");
     for (const json& sample : samples) parsed.streams.push_back(parse_sample(sample));
+    parsed.nics = parse_nics(record);
     results.intervals.push_back(std::move(parsed));
   }
   const json& cpu = field(message, "cpu");
@@ -369,6 +440,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
       results.digests.push_back(digest.get<std::string>());
     }
   }
+  results.cores = parse_cores(message);
   return results;
 }
 

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
+#include "stats/core_spread.hpp"
 #include "stats/summary.hpp"
 #include "util/digest.hpp"
 
@@ -112,6 +113,10 @@ struct TestRequest {
   std::vector<std::uint32_t> cpus;
   std::string client_version;
   std::string auth;            // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
+  // --iface-stats: the server samples its NICs too; it watches those of these names it has, else
+  // the interface its data connections arrive on. Absent from the message when off.
+  bool iface_stats = false;
+  std::vector<std::string> iface_names;
 };
 
 struct TestAccepted {
@@ -130,6 +135,7 @@ struct SideResults {
   std::string congestion;                        // TCP_CONGESTION of the data connections
   std::uint32_t tests_beside = 0;                // server: most other tests running at once
   std::vector<std::string> digests;              // -F: hex digest per stream, in stream order
+  std::vector<stats::CoreShare> cores;           // each CPU's busy and softirq share over the test
 };
 
 // At most this many interval records are accepted in one message (a day at 1 s intervals).

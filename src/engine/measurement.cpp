@@ -22,7 +22,27 @@ Measurement::Measurement(std::uint32_t streams, double interval_s, double omit_s
 void Measurement::begin(const workloads::TestClock& clock) {
   clock_ = clock;
   cpu_at_start_ = stats::CpuTimes::now();
+  cpu_ticks_at_start_ = stats::read_proc_stat();
+  nic_last_.assign(nic_names_.size(), {});
+  for (std::size_t i = 0; i < nic_names_.size(); ++i)
+    nic_last_[i] = net::read_nic_counters(nic_names_[i]).value_or(net::NicCounters{});
   sampler_.emplace(counters_.get(), fds_);
+}
+
+std::vector<stats::NicSample> Measurement::sample_nics() {
+  std::vector<stats::NicSample> samples;
+  samples.reserve(nic_names_.size());
+  for (std::size_t i = 0; i < nic_names_.size(); ++i) {
+    stats::NicSample sample{nic_names_[i], {}};
+    std::optional<net::NicCounters> now = net::read_nic_counters(nic_names_[i]);
+    // A NIC that vanished, or whose counters went back (reset), shows nothing moved.
+    if (now && now->rx_bytes >= nic_last_[i].rx_bytes && now->tx_bytes >= nic_last_[i].tx_bytes &&
+        now->rx_packets >= nic_last_[i].rx_packets && now->tx_packets >= nic_last_[i].tx_packets)
+      sample.moved = *now - nic_last_[i];
+    if (now) nic_last_[i] = *now;
+    samples.push_back(std::move(sample));
+  }
+  return samples;
 }
 
 asio::awaitable<void> Measurement::sample(report::Reporter& reporter) {
@@ -44,6 +64,7 @@ asio::awaitable<void> Measurement::sample(report::Reporter& reporter) {
 
 void Measurement::tick(double end_s, report::Reporter& reporter) {
   stats::IntervalRecord record = sampler_->take(last_tick_s_, end_s, schedule_.omitted(last_tick_s_));
+  record.nics = sample_nics();
   reporter.interval(record);
   intervals_.push_back(std::move(record));
   last_tick_s_ = end_s;
@@ -64,6 +85,7 @@ control::SideResults Measurement::finish(report::Reporter& reporter, bool sender
   results.intervals = std::move(intervals_);
   if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;
   results.cpu = stats::CpuTimes::now() - cpu_at_start_;
+  results.cores = stats::core_shares(cpu_ticks_at_start_, stats::read_proc_stat());
   results.wall_s = now_s;
   char congestion[32];
   if (streams && fds_[0] >= 0) results.congestion = net::congestion_name(fds_[0], congestion);

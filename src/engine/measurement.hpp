@@ -11,7 +11,9 @@
 #include <asio/awaitable.hpp>
 
 #include "control/protocol.hpp"
+#include "net/nic_counters.hpp"
 #include "report/reporter.hpp"
+#include "stats/core_spread.hpp"
 #include "stats/counters.hpp"
 #include "stats/sampler.hpp"
 #include "workloads/workload.hpp"
@@ -29,6 +31,9 @@ class Measurement {
   void watch_socket(std::uint32_t stream, int fd) noexcept { fds_[stream] = fd; }
   // -F: where stream `stream` leaves its digest; written by its worker before it finishes.
   std::string& digest(std::uint32_t stream) noexcept { return digests_[stream]; }
+  // --iface-stats: the NICs whose kernel counters each interval reads. Call before begin().
+  void watch_nics(std::vector<std::string> names) { nic_names_ = std::move(names); }
+  const std::vector<std::string>& watched_nics() const noexcept { return nic_names_; }
 
   // Call as the test starts (with the clock handed to the workers).
   void begin(const workloads::TestClock& clock);
@@ -40,6 +45,7 @@ class Measurement {
 
  private:
   void tick(double end_s, report::Reporter& reporter);
+  std::vector<stats::NicSample> sample_nics();
 
   std::unique_ptr<stats::StreamCounters[]> counters_;
   std::vector<int> fds_;
@@ -51,6 +57,9 @@ class Measurement {
   stats::CpuTimes cpu_at_start_;
   double last_tick_s_ = 0;
   std::vector<stats::IntervalRecord> intervals_;
+  std::vector<std::string> nic_names_;
+  std::vector<net::NicCounters> nic_last_;        // each watched NIC's counters at the last tick
+  std::vector<stats::CpuTicks> cpu_ticks_at_start_;  // /proc/stat, for the per-CPU shares
 };
 
 }  // namespace testio::engine

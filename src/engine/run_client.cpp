@@ -28,6 +28,7 @@
 #include "engine/test_start.hpp"
 #include "engine/transfer_setup.hpp"
 #include "engine/worker_pool.hpp"
+#include "net/nic_counters.hpp"
 #include "net/socket_options.hpp"
 #include "report/rr_report.hpp"
 #include "util/mapped_file.hpp"
@@ -79,6 +80,8 @@ control::TestRequest request_from(const config::Config& config) {
   request.no_delay = config.no_delay;
   request.cpus = config.cpus;
   request.client_version = TESTIO_VERSION;
+  request.iface_stats = config.iface_stats;
+  request.iface_names = config.iface_names;
   return request;
 }
 
@@ -254,6 +257,8 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     tcp::socket owned =
         co_await open_data_connection(config, server, accepted.test_id, i, worker, start, clamp_warning);
     measurement.watch_socket(i, owned.native_handle());
+    if (i == 0 && config.iface_stats)
+      measurement.watch_nics(net::choose_nics(config.iface_names, owned.local_endpoint().data()));
     const char* payload = streams.payloads[worker.index()].get();
     if (config.rr) {
       // A connection alone on its thread blocks in send/recv rather than paying an epoll_wait per message.
@@ -329,6 +334,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     summary.wall_s = mine->wall_s;
     summary.congestion = mine->congestion;
     summary.digests = mine->digests;
+    summary.cores = mine->cores;
     const char* done_type = transfers ? "transfers_done" : "sender_done";
     co_await control.write(control::to_json(summary, done_type));
     theirs = control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);

@@ -8,6 +8,7 @@
 #include "engine/measurement.hpp"
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
+#include "net/nic_counters.hpp"
 #include "net/socket_options.hpp"
 #include "util/pattern.hpp"
 #include "workloads/tcp_crr.hpp"
@@ -119,6 +120,8 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
     tuning.no_delay = request.no_delay;
     net::apply_tuning(socket.native_handle(), tuning);
     note_connection(start, socket);
+    if (i == 0 && request.iface_stats)
+      measurement.watch_nics(net::choose_nics(request.iface_names, socket.local_endpoint().data()));
     Worker& worker = pool.worker_for_stream(i);
     const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
     tcp::socket owned(worker.context(), protocol, socket.release());

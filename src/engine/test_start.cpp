@@ -52,6 +52,7 @@ report::SideReport side_report(control::SideResults results) {
   side.cpu = results.cpu;
   side.wall_s = results.wall_s;
   side.congestion = std::move(results.congestion);
+  side.cores = std::move(results.cores);
   return side;
 }
 

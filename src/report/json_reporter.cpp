@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "report/host_report.hpp"
 #include "report/rr_report.hpp"
 #include "report/transfers_report.hpp"
 #include "report/text_reporter.hpp"
@@ -169,7 +170,9 @@ json interval_json(const stats::IntervalRecord& record, bool sender,
               {"omitted", record.omitted}, {"sender", sender},
               {"testio", {{"calls", calls}}}};
   if (sender) sum["retransmits"] = retransmits;
-  return {{"streams", std::move(streams)}, {"sum", std::move(sum)}};
+  json entry = {{"streams", std::move(streams)}, {"sum", std::move(sum)}};
+  if (!record.nics.empty()) entry["testio"] = {{"nics", nic_interval_json(record)}};
+  return entry;
 }
 
 json end_json(const TestReport& report) {
@@ -211,8 +214,14 @@ json end_json(const TestReport& report) {
   stats::CpuUsage remote = stats::cpu_usage(report.remote().cpu, report.remote().wall_s, moved);
 
   json extra = json::object();
-  if (report.sender.present) extra["sender"] = side_extra(report.sender, sent, moved);
-  if (report.receiver.present) extra["receiver"] = side_extra(report.receiver, received, moved);
+  if (report.sender.present) {
+    extra["sender"] = side_extra(report.sender, sent, moved);
+    add_host_json(extra["sender"], report.sender, report.start.connections);
+  }
+  if (report.receiver.present) {
+    extra["receiver"] = side_extra(report.receiver, received, moved);
+    add_host_json(extra["receiver"], report.receiver, report.start.connections);
+  }
   extra["byte_counts_match"] = report.mismatched_streams.empty() && !report.incomplete;
   extra["incomplete"] = report.incomplete;
   if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;

@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "stats/histogram.hpp"
+#include "stats/core_spread.hpp"
 #include "stats/interval.hpp"
 #include "stats/summary.hpp"
 
@@ -74,6 +75,7 @@ struct SideReport {
   stats::CpuTimes cpu;
   double wall_s = 0;
   std::string congestion;
+  std::vector<stats::CoreShare> cores;  // each CPU's busy and softirq share over the test
 };
 
 // Request/response results: messages completed and their round-trip latency distribution.

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "report/host_report.hpp"
 #include "report/rr_report.hpp"
 #include "report/transfers_report.hpp"
 #include "util/units.hpp"
@@ -118,6 +119,7 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
     if (start_.local_is_sender) out_ << printf_line(" %6u", retransmits);
     out_ << omitted << "\n";
   }
+  out_ << nic_interval_text(record, options_.unit);
   out_.flush();
 }
 
@@ -174,6 +176,19 @@ void TextReporter::end(const TestReport& report) {
   std::uint64_t moved = sent_sum.bytes;
   if (report.local().present) out_ << cpu_line(local_who.c_str(), report.local(), moved);
   if (report.remote().present) out_ << cpu_line(remote_who.c_str(), report.remote(), moved);
+  if (options_.verbose) {
+    out_ << cores_text(local_who, report.local());
+    if (report.remote().present) out_ << cores_text(remote_who, report.remote());
+  }
+  // --iface-stats: the remote side's intervals arrive only now; -v shows them one by one.
+  const std::uint32_t flows = report.start.connections;
+  if (report.remote().present && options_.verbose)
+    for (const stats::IntervalRecord& record : report.remote().intervals)
+      if (!record.nics.empty())
+        out_ << remote_who << printf_line(" %.2f-%.2f s:\n", record.start_s, record.end_s)
+             << nic_interval_text(record, options_.unit);
+  if (report.local().present) out_ << nic_summary_text(local_who, report.local(), flows, options_.unit);
+  if (report.remote().present) out_ << nic_summary_text(remote_who, report.remote(), flows, options_.unit);
 
   // TCP_INFO of the sending side: that is where rtt, cwnd and retransmits mean something.
   if (report.sender.present && !report.sender.intervals.empty()) {

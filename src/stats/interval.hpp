@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "net/nic_counters.hpp"
 #include "net/tcp_info.hpp"
 
 namespace testio::stats {
@@ -15,11 +17,18 @@ struct StreamSample {
   net::TcpInfo tcp;          // at the interval's end
 };
 
+// What one watched NIC moved during an interval (--iface-stats), from its kernel counters.
+struct NicSample {
+  std::string name;
+  net::NicCounters moved;
+};
+
 struct IntervalRecord {
   double start_s = 0;
   double end_s = 0;
   bool omitted = false;      // inside -O: shown, but left out of the summary
   std::vector<StreamSample> streams;
+  std::vector<NicSample> nics;  // empty without --iface-stats
 
   double seconds() const noexcept { return end_s - start_s; }
   std::uint64_t bytes() const noexcept {

@@ -135,5 +135,26 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
   }
 }
 
+TEST(Options, IfaceStatsTakesAListOrTheRoutesInterface) {
+  config::Config config = parse({"-c", "host", "--iface-stats"}).config;
+  EXPECT_TRUE(config.iface_stats);
+  EXPECT_TRUE(config.iface_names.empty());
+  config = parse({"-c", "host", "--iface-stats=lo,lo"}).config;
+  EXPECT_EQ(config.iface_names, (std::vector<std::string>{"lo", "lo"}));
+  EXPECT_FALSE(parse({"-c", "host"}).config.iface_stats);
+}
+
+TEST(Validate, IfaceStatsNamesInterfacesThatExist) {
+  EXPECT_EQ(usage_error({"-c", "host", "--iface-stats=nosuchdev0"}),
+            "--iface-stats: there is no network interface 'nosuchdev0' here (see ip link)");
+  EXPECT_NE(usage_error({"-c", "host", "--iface-stats=lo,,lo"}).find("separated by commas"), std::string::npos);
+  EXPECT_NE(usage_error({"-c", "host", "--iface-stats=../lo"}).find("separated by commas"), std::string::npos);
+  EXPECT_NE(usage_error({"-s", "--iface-stats"}).find("client option"), std::string::npos);
+  EXPECT_EQ(usage_error({"-c", "host", "--iface-stats", "eth0"}),
+            "--iface-stats takes its interfaces after '=': --iface-stats=eth0");
+  EXPECT_EQ(parse({"-c", "host", "--iface-stats", "4"}).config.connections, 4u);
+  EXPECT_NE(usage_error({"-c", "host", "--raw", "--iface-stats"}).find("not --raw"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace testio::cli

@@ -189,5 +189,66 @@ TEST(TestRequestMessage, TransfersAndHashAreCheckedAgainstCaps) {
   rejects([](nlohmann::json& m) { m["workload"] = "downloads"; });
 }
 
+TEST(TestRequestMessage, IfaceStatsTravelsOnlyWhenAsked) {
+  TestRequest request;
+  request.client_version = "test";
+  EXPECT_FALSE(to_json(request).contains("iface_stats"));
+  EXPECT_FALSE(parse_test_request(to_json(request), limits).iface_stats);  // an older client
+  request.iface_stats = true;
+  request.iface_names = {"bond0", "eth1"};
+  TestRequest back = parse_test_request(to_json(request), limits);
+  EXPECT_TRUE(back.iface_stats);
+  EXPECT_EQ(back.iface_names, (std::vector<std::string>{"bond0", "eth1"}));
+  nlohmann::json message = to_json(request);
+  message["iface_stats"] = nlohmann::json::array({"../etc"});
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+  message["iface_stats"] = nlohmann::json::array({std::string(16, 'x')});
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+  message["iface_stats"] = std::vector<std::string>(net::kMaxNics + 1, "eth0");
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+  message["iface_stats"] = "eth0";
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+}
+
+TEST(SideResultsMessage, NicsAndCoresRoundTripAndAreOptional) {
+  SideResults results;
+  results.streams.resize(1);
+  stats::IntervalRecord record;
+  record.streams.resize(1);
+  record.nics.push_back({"tb1", {1, 2, 3, 4}});
+  record.nics.push_back({"tb2", {5, 6, 7, 1ull << 40}});
+  results.intervals.push_back(record);
+  results.cores = {{0, 0.5, 0.25}, {3, 1.0, 0.0}};
+  SideResults back = parse_side_results(to_json(results, "results"), "results", 1);
+  ASSERT_EQ(back.intervals[0].nics.size(), 2u);
+  EXPECT_EQ(back.intervals[0].nics[1].name, "tb2");
+  EXPECT_EQ(back.intervals[0].nics[1].moved.tx_packets, 1ull << 40);
+  EXPECT_EQ(back.intervals[0].nics[0].moved.tx_bytes, 2u);
+  ASSERT_EQ(back.cores.size(), 2u);
+  EXPECT_EQ(back.cores[1].cpu, 3u);
+  EXPECT_DOUBLE_EQ(back.cores[0].softirq, 0.25);
+
+  const nlohmann::json good = to_json(results, "results");
+  nlohmann::json older = good;  // a peer without these figures
+  older["intervals"][0].erase("nics");
+  older.erase("cores");
+  EXPECT_TRUE(parse_side_results(older, "results", 1).cores.empty());
+  auto rejects = [&](auto&& mutate) {
+    nlohmann::json message = good;
+    mutate(message);
+    EXPECT_THROW(parse_side_results(message, "results", 1), ProtocolError) << message.dump();
+  };
+  rejects([](nlohmann::json& m) { m["intervals"][0]["nics"][0][0] = "a/b"; });
+  rejects([](nlohmann::json& m) { m["intervals"][0]["nics"][0][1] = -1; });
+  rejects([](nlohmann::json& m) { m["intervals"][0]["nics"][0] = nlohmann::json::array({"tb1", 1}); });
+  rejects([](nlohmann::json& m) {
+    m["intervals"][0]["nics"] = std::vector<nlohmann::json>(net::kMaxNics + 1, m["intervals"][0]["nics"][0]);
+  });
+  rejects([](nlohmann::json& m) { m["cores"][0][1] = 1.5; });
+  rejects([](nlohmann::json& m) { m["cores"][0][0] = stats::kMaxCores; });
+  rejects([](nlohmann::json& m) { m["cores"][0] = "busy"; });
+  rejects([](nlohmann::json& m) { m["cores"] = std::vector<nlohmann::json>(stats::kMaxCores + 1, m["cores"][0]); });
+}
+
 }  // namespace
 }  // namespace testio::control

@@ -272,7 +272,8 @@ def no_descriptors_or_threads_leak_across_tests_and_faults():
         wait_until(settled, 30, "the idle server's descriptors and threads to settle")
         before = samples[-1]
         victim = start_client(server, "8", "-t", "30")
-        server.wait_log("test from", count=2)
+        # The first test logged "test from" twice (its start and "finished"): the victim's is the third.
+        server.wait_log("test from", count=3)
         time.sleep(0.5)
         victim.kill()
         victim.wait(10)

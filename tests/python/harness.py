@@ -19,6 +19,10 @@ class Failure(AssertionError):
     pass
 
 
+class Skip(Exception):
+    """Raised by a test that cannot run here; the text says why (printed as a TAP SKIP)."""
+
+
 def check(condition, message):
     if not condition:
         raise Failure(message)
@@ -34,12 +38,13 @@ def wait_until(predicate, limit, what):
 
 
 class Server:
-    """testio -s on 127.0.0.1 with a kernel-chosen port; terminated (then killed) on exit."""
+    """testio -s on 127.0.0.1 with a kernel-chosen port; terminated (then killed) on exit.
+    `prefix` runs it under another command (e.g. ip netns exec NS)."""
 
-    def __init__(self, *extra, bind="127.0.0.1"):
+    def __init__(self, *extra, bind="127.0.0.1", prefix=()):
         self.err = tempfile.TemporaryFile(mode="w+")
         self.out = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen([BINARY, "-s", "-B", bind, "-p", "0", *extra],
+        self.process = subprocess.Popen([*prefix, BINARY, "-s", "-B", bind, "-p", "0", *extra],
                                         stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
         self.port = None
         try:
@@ -189,6 +194,8 @@ def run_tap(tests):
         try:
             function()
             print(f"ok {number} - {function.__name__}", flush=True)
+        except Skip as reason:
+            print(f"ok {number} - {function.__name__} # SKIP {reason}", flush=True)
         except Exception as error:  # report every failure and go on to the next test
             failed += 1
             print(f"not ok {number} - {function.__name__}", flush=True)

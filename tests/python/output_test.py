@@ -206,5 +206,29 @@ def bad_profiles_name_the_key():
             check(named in done.stderr, f"the error for {text} does not name {named}: {done.stderr}")
 
 
+@test
+def iface_stats_and_cores_on_both_sides_validate():
+    with Server() as server:
+        document = json.loads(client(server, "2", "-t", "1", "-i", "0.5", "--iface-stats", "--json").stdout)
+    valid(document, "--iface-stats --json output")
+    for interval in document["intervals"] + document["end"]["testio"]["remote_intervals"]:
+        names = [nic["name"] for nic in interval["testio"]["nics"]]
+        check(names == ["lo"], f"an interval watched {names}, not the route's interface lo")
+    for side in ("sender", "receiver"):
+        extra = document["end"]["testio"][side]
+        check([nic["name"] for nic in extra["nics"]] == ["lo"], f"{side} NIC totals: {extra.get('nics')}")
+        check(len(extra["cores"]) == os.cpu_count(), f"{side} cores: {extra.get('cores')}")
+    # Loopback carries every byte twice over (tx and rx of one device): at least the payload.
+    nic = document["end"]["testio"]["receiver"]["nics"][0]
+    check(nic["rx_bytes"] >= document["end"]["sum_received"]["bytes"], f"lo moved less than the test: {nic}")
+
+
+@test
+def iface_stats_names_an_interface_that_is_not_there():
+    with Server() as server:
+        done = client(server, "--iface-stats=nosuchdev0", "-t", "1", code=2)
+    check("no network interface 'nosuchdev0'" in done.stderr, f"stderr: {done.stderr}")
+
+
 if __name__ == "__main__":
     harness.main(results)

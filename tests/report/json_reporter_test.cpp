@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "report/host_report.hpp"
 #include "report/text_reporter.hpp"
 
 namespace testio::report {
@@ -119,6 +120,63 @@ TEST(TextReporter, ManyConnectionsGetSumsOnlyUnlessVerbose) {
         << out.str();
     EXPECT_NE(out.str().find("[  SUM] 0.00-1.00"), std::string::npos);
   }
+}
+
+stats::IntervalRecord nic_record(double start, double end, bool omitted, std::uint64_t tb1, std::uint64_t tb2) {
+  stats::IntervalRecord r = record(start, end, omitted, {0});
+  r.nics = {{"tb1", {tb1, 0, tb1 / 1000, 0}}, {"tb2", {tb2, 0, tb2 / 1000, 0}}};
+  return r;
+}
+
+TEST(HostReport, NicTotalsLeaveOmittedIntervalsOut) {
+  std::vector<NicTotal> totals = nic_totals({nic_record(0, 1, true, 999, 999), nic_record(1, 3, false, 3000, 1000)});
+  ASSERT_EQ(totals.size(), 2u);
+  EXPECT_EQ(totals[0].moved.rx_bytes, 3000u);
+  EXPECT_EQ(totals[1].moved.rx_packets, 1u);
+  EXPECT_DOUBLE_EQ(totals[0].seconds, 2.0);
+}
+
+TEST(HostReport, UnevenNicsWarnOnlyWithManyFlows) {
+  std::vector<NicTotal> uneven = nic_totals({nic_record(0, 1, false, 3000, 1000)});
+  NicBalance few = nic_balance(uneven, 7);
+  EXPECT_TRUE(few.applies);
+  EXPECT_FALSE(few.uneven);  // 7 flows over 2 NICs: too few for a hash to even out
+  NicBalance many = nic_balance(uneven, 8);
+  EXPECT_TRUE(many.uneven);
+  EXPECT_DOUBLE_EQ(many.shares[0], 0.75);
+  EXPECT_DOUBLE_EQ(many.jain, 0.8);
+  EXPECT_FALSE(nic_balance(nic_totals({nic_record(0, 1, false, 1000, 600)}), 8).uneven);
+  EXPECT_FALSE(nic_balance(nic_totals({record(0, 1, false, {1})}), 8).applies);
+}
+
+TEST(HostReport, TextAndJsonShowNicsAndCores) {
+  TestReport report = two_stream_report();
+  report.start.connections = 8;
+  report.sender.totals.resize(8);
+  report.receiver.totals.resize(8);
+  report.sender.intervals = {nic_record(0, 1, false, 0, 0)};
+  report.sender.intervals[0].nics[0].moved.tx_bytes = 750'000'000;
+  report.sender.intervals[0].nics[1].moved.tx_bytes = 250'000'000;
+  report.sender.cores = {{0, 0.5, 0.1}, {1, 0.25, 0}};
+  std::ostringstream text;
+  TextReporter reporter(text, {true, 'm'});
+  reporter.start(report.start);
+  reporter.interval(report.sender.intervals[0]);
+  reporter.end(report);
+  EXPECT_NE(text.str().find("[  NIC] tb1             rx 0.00 Mbit/s 0 packets, tx 6000.00 Mbit/s"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("nic balance local (client): tb1 75%, tb2 25%"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("WARNING: the NICs of local (client) carried 8 connections unevenly"), std::string::npos);
+  EXPECT_NE(text.str().find("cores local (client): cpu0 50% busy (10% softirq), cpu1 25% busy (0% softirq)"),
+            std::string::npos);
+
+  Json end = end_json(report);
+  EXPECT_EQ(end["testio"]["sender"]["nics"][1]["tx_bytes"], 250'000'000u);
+  EXPECT_TRUE(end["testio"]["sender"]["nic_balance"]["uneven"].get<bool>());
+  EXPECT_DOUBLE_EQ(end["testio"]["sender"]["cores"][0]["busy_percent"].get<double>(), 50.0);
+  EXPECT_FALSE(end["testio"]["receiver"].contains("nics"));
+  std::vector<std::uint32_t> retransmits;
+  EXPECT_EQ(interval_json(report.sender.intervals[0], true, retransmits)["testio"]["nics"][0]["name"], "tb1");
 }
 
 }  // namespace

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Two "hosts" in network namespaces joined by one or several veth pairs: the only place testio's
+# tests send traffic to addresses other than loopback. See docs/testbed.md.
+#
+#   tools/testbed.sh up   NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath]
+#   tools/testbed.sh down NAME
+#   tools/testbed.sh run  NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath] -- COMMAND...
+#
+# NAME prefixes everything created: namespaces NAME-a and NAME-b (pick a unique one, e.g.
+# tio-$$, so parallel runs never meet). Link k (1..K) is interface tbk in both namespaces, the
+# veth pair created directly inside them so the host's own namespace never holds a name of ours:
+#   NAME-a: tbk 198.18.k.1/24  fd00:7e57:0:k::1/64      NAME-b: tbk 198.18.k.2/24  fd00:7e57:0:k::2/64
+# (198.18.0.0/15 is the benchmarking range, RFC 2544; fd00::/8 is unique-local.)
+# --rate puts a tbf on the egress of both ends of every link (tc units: 200mbit, 1gbit).
+# --multipath adds 198.18.0.1/32 (fd00:7e57::1) on NAME-a's lo and 198.18.0.2/32 (fd00:7e57::2)
+# on NAME-b's lo, each routed from the other side over every link at once with a layer-4 hash:
+# flows to that address spread over the links as a bond with xmit_hash_policy layer3+4 spreads them.
+# --cc sets net.ipv4.tcp_congestion_control inside both namespaces (it is per namespace).
+# "run" brings the testbed up, runs COMMAND on the host with TESTBED_A/TESTBED_B set to the
+# namespace names, and tears it down on any exit (trap). "down" removes only NAME-a and NAME-b;
+# deleting a namespace deletes the veth ends inside it, and with them their qdiscs.
+set -euo pipefail
+
+usage() {
+  sed -n '5,7p' "$0" | sed 's/^# *//' >&2
+  exit 2
+}
+
+[ $# -ge 2 ] || usage
+action=$1
+name=$2
+shift 2
+[[ "$name" =~ ^[A-Za-z0-9_-]{1,40}$ ]] || { echo "testbed name '$name' must be 1-40 letters, digits, - or _" >&2; exit 2; }
+
+links=1
+rate=""
+cc=""
+multipath=0
+command=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --links) links=${2:?--links needs a count}; shift 2 ;;
+    --rate) rate=${2:?--rate needs a tc rate such as 1gbit}; shift 2 ;;
+    --cc) cc=${2:?--cc needs a congestion control name}; shift 2 ;;
+    --multipath) multipath=1; shift ;;
+    --) shift; command=("$@"); break ;;
+    *) echo "unknown testbed option '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ "$links" =~ ^[1-9]$ ]] || { echo "--links must be 1 to 9" >&2; exit 2; }
+
+ns_a="$name-a"
+ns_b="$name-b"
+
+in_ns() { ip netns exec "$@"; }
+exists() { ip netns list | awk '{print $1}' | grep -qxF -- "$1"; }
+
+down() {
+  # Only what this name created; a namespace that is not there is fine.
+  for ns in "$ns_a" "$ns_b"; do
+    if exists "$ns"; then ip netns delete "$ns"; fi
+  done
+}
+
+check_free() {
+  for ns in "$ns_a" "$ns_b"; do
+    if exists "$ns"; then
+      echo "namespace $ns already exists: pick another testbed name, or remove it with 'down'" >&2
+      exit 1
+    fi
+  done
+}
+
+up() {
+  check_free
+  trap down ERR   # a half-built testbed is removed; only names checked free above
+  ip netns add "$ns_a"
+  ip netns add "$ns_b"
+  for ns in "$ns_a" "$ns_b"; do
+    in_ns "$ns" ip link set lo up
+    # No router solicitations or DAD delays: the links must be usable at once and quiet.
+    in_ns "$ns" sysctl -qw net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.all.accept_dad=0 \
+      net.ipv6.conf.default.accept_dad=0
+    [ -z "$cc" ] || in_ns "$ns" sysctl -qw "net.ipv4.tcp_congestion_control=$cc"
+  done
+  for k in $(seq 1 "$links"); do
+    ip link add "tb$k" netns "$ns_a" type veth peer name "tb$k" netns "$ns_b"
+    in_ns "$ns_a" ip addr add "198.18.$k.1/24" dev "tb$k"
+    in_ns "$ns_b" ip addr add "198.18.$k.2/24" dev "tb$k"
+    in_ns "$ns_a" ip addr add "fd00:7e57:0:$k::1/64" dev "tb$k" nodad
+    in_ns "$ns_b" ip addr add "fd00:7e57:0:$k::2/64" dev "tb$k" nodad
+    for ns in "$ns_a" "$ns_b"; do
+      in_ns "$ns" ip link set "tb$k" up
+      if [ -n "$rate" ]; then
+        # burst: a few full frames at least, and enough for one timer tick at the rate; latency
+        # bounds the queue so TCP meets the limit as queueing, not as endless buffering.
+        in_ns "$ns" tc qdisc add dev "tb$k" root tbf rate "$rate" burst 256kb latency 20ms
+      fi
+    done
+  done
+  [ "$multipath" = 0 ] || spread_over_links
+  trap - ERR
+}
+
+spread_over_links() {
+  local side ns other
+  for side in 1 2; do
+    if [ $side = 1 ]; then ns=$ns_a; other=2; else ns=$ns_b; other=1; fi
+    in_ns "$ns" ip addr add "198.18.0.$side/32" dev lo
+    in_ns "$ns" ip addr add "fd00:7e57::$side/128" dev lo
+    in_ns "$ns" sysctl -qw net.ipv4.fib_multipath_hash_policy=1 net.ipv6.fib_multipath_hash_policy=1
+    local v4=() v6=()
+    for k in $(seq 1 "$links"); do
+      v4+=(nexthop via "198.18.$k.$other" dev "tb$k")
+      v6+=(nexthop via "fd00:7e57:0:$k::$other" dev "tb$k")
+    done
+    in_ns "$ns" ip route add "198.18.0.$other/32" src "198.18.0.$side" "${v4[@]}"
+    in_ns "$ns" ip -6 route add "fd00:7e57::$other/128" src "fd00:7e57::$side" "${v6[@]}"
+  done
+}
+
+case $action in
+  up) up ;;
+  down) down ;;
+  run)
+    [ ${#command[@]} -gt 0 ] || usage
+    check_free   # before the trap: namespaces someone else made are not ours to delete
+    trap down EXIT
+    trap 'exit 130' INT TERM
+    up
+    TESTBED_A=$ns_a TESTBED_B=$ns_b "${command[@]}"
+    ;;
+  *) usage ;;
+esac
