@@ -78,7 +78,10 @@ cxxopts::Options make_options() {
        cxxopts::value<std::string>(), "SIZE")
     ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "
                   "trunc (MSG_TRUNC, discarded in the kernel)",
-       cxxopts::value<std::string>()->default_value("recv_into"), "MODE");
+       cxxopts::value<std::string>()->default_value("recv_into"), "MODE")
+    ("iperf3", "The server is a stock iperf3 -s: speak its protocol (TCP)")
+    ("R,reverse", "With --iperf3: the server sends, testio receives")
+    ("bidir", "With --iperf3: both send at once");
   // Left out of --help's groups: it is the positional N shown in the usage line.
   options.add_options("Positional")
     ("connections", "Number of connections", cxxopts::value<std::vector<std::string>>());
@@ -93,7 +96,7 @@ bool profile_may_set(const std::string& key) {
       "verbose", "debug", "port", "bind", "ipv4", "ipv6", "json", "json-stream", "format", "logfile",
       "server", "one-off", "client", "parallel", "time", "bytes", "interval", "omit", "threads",
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
-      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth"};
+      "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth", "iperf3", "reverse", "bidir"};
   return keys.count(key) > 0;
 }
 
@@ -273,6 +276,12 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_raw(args, config, given);
   fill_rr(args, config, given);
   fill_test(args, config, given);
+  config.iperf3 = given.iperf3 = args.count("iperf3") > 0;
+  config.reverse = given.reverse = args.count("reverse") > 0;
+  config.bidir = given.bidir = args.count("bidir") > 0;
+  given.psk_file = !config.psk_file.empty();
+  // iperf3's own default block: its servers of 3.12 refuse more than 1 MiB.
+  if (config.iperf3 && !given.buffer) config.buffer = 128 * 1024;
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;
 

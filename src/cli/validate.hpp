@@ -14,6 +14,7 @@ struct GivenOptions {
   bool server_limits = false;
   bool raw = false, hash = false, file = false;
   bool rr = false, rr_options = false, num = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
+  bool iperf3 = false, reverse = false, bidir = false, psk_file = false;
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

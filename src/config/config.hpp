@@ -73,6 +73,10 @@ struct Config {
   util::HashKind hash = util::HashKind::sha1;  // --hash for --raw
   std::string file;                 // -F: the file a raw client sends
 
+  bool iperf3 = false;              // --iperf3: the server at -c is a stock iperf3 -s
+  bool reverse = false;             // -R (with --iperf3): the server sends
+  bool bidir = false;               // --bidir (with --iperf3): both send at once
+
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;
 };

@@ -19,6 +19,7 @@
 #include "engine/completion_latch.hpp"
 #include "engine/connect.hpp"
 #include "engine/measurement.hpp"
+#include "engine/payload.hpp"
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
 #include "net/socket_options.hpp"
@@ -67,18 +68,6 @@ asio::awaitable<void> send_preamble(tcp::socket& socket, const control::Preamble
   control::PreambleBytes bytes = control::encode_preamble(preamble);
   co_await control::within(asio::async_write(socket, asio::buffer(bytes), asio::use_awaitable),
                            kHandshakeLimit, "sending the connection preamble");
-}
-
-// Sender payload: one read-only buffer per worker, shared by its streams. Not all zeros, so a
-// compressing or deduplicating middlebox cannot flatter the result.
-std::unique_ptr<char[]> make_payload(std::size_t size) {
-  auto payload = std::make_unique_for_overwrite<char[]>(size);
-  std::uint32_t state = 0x9e3779b9u;
-  for (std::size_t i = 0; i < size; ++i) {
-    state = state * 1664525u + 1013904223u;
-    payload[i] = static_cast<char>(state >> 24);
-  }
-  return payload;
 }
 
 std::vector<std::uint32_t> mismatches(const control::SideResults& sent, const control::SideResults& received) {
