@@ -114,18 +114,18 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   std::copy(first.begin(), first.end(), bytes.begin());
   try {
     if (!may_start_cookie(first.data(), first.size())) {
-      spdlog::warn("connection from {} is neither a testio nor an iperf3 client; closed", peer);
+      spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
       co_return std::nullopt;
     }
     co_await control::within(asio::async_read(socket, asio::buffer(bytes.data() + first.size(), kCookieBytes - first.size()),
                                               asio::use_awaitable),
                              handshake_limit, "waiting for the iperf3 cookie");
   } catch (const std::exception& error) {
-    spdlog::warn("connection from {}: {}", peer, error.what());
+    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one ({}); closed", peer, error.what());
     co_return std::nullopt;
   }
   if (!is_cookie(bytes.data(), bytes.size())) {
-    spdlog::warn("connection from {} is neither a testio nor an iperf3 client; closed", peer);
+    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
     co_return std::nullopt;
   }
   const Cookie cookie = cookie_from(bytes.data());
