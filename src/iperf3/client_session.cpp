@@ -2,17 +2,14 @@
 
 #include <csignal>
 #include <ctime>
-#include <functional>
 
-#include <asio/co_spawn.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
-#include <asio/io_context.hpp>
 #include <asio/redirect_error.hpp>
-#include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
+#include "engine/client_signals.hpp"
 #include "engine/connect.hpp"
 #include "engine/test_start.hpp"
 #include "iperf3/channel.hpp"
@@ -35,13 +32,6 @@ constexpr auto kSenderStopLimit = 5s;   // for our senders to stop after the win
 constexpr auto kForever = std::chrono::hours(24 * 365);
 constexpr auto kReaderGrace = 5ms;      // for the server's reader to take what its kernel holds
 
-// What a signal handler may reach while the test runs. Owner: the control thread.
-struct Interruption {
-  DataStreams* running = nullptr;
-  asio::steady_timer* window = nullptr;
-  int signal = 0;
-};
-
 Params params_from(const config::Config& config) {
   Params params;
   params.omit_s = config.omit_s;
@@ -59,7 +49,7 @@ Params params_from(const config::Config& config) {
 // The test's window: the deadline of a timed test, or every byte of a counted one sent and received.
 asio::awaitable<void> test_window(DataStreams& streams, const workloads::TestClock& clock,
                                   std::uint64_t receive_total, asio::steady_timer& window,
-                                  const Interruption& interruption) {
+                                  const engine::Interruption& interruption) {
   asio::error_code ignored;
   if (clock.deadline != workloads::Clock::time_point::max()) {
     window.expires_at(clock.deadline);
@@ -97,7 +87,7 @@ std::string describe(const std::exception& error) {
 }
 
 asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter& reporter,
-                                 Interruption& interruption) {
+                                 engine::Interruption& interruption) {
   auto executor = co_await asio::this_coro::executor;
 
   // 1. Control connection: cookie, parameters.
@@ -176,14 +166,15 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
   const bool live_sends = !params.reverse;
   reporter.start(direction_start(start, streams.connections(live_sends), live_sends));
   asio::steady_timer window(executor);
-  interruption.running = &streams;
-  interruption.window = &window;
+  interruption.end_window = [&streams, &window] {
+    streams.end_window();
+    window.cancel();
+  };
   const std::uint64_t receive_total = (counted && streams.receives_any()) ? config.total_bytes : 0;
   auto outcome = co_await (test_window(streams, clock, receive_total, window, interruption) ||
                            control::capture(control.read_state(kForever, "waiting for the test to end")) ||
                            streams.sample(reporter, live_sends));
-  interruption.running = nullptr;
-  interruption.window = nullptr;
+  interruption.end_window = nullptr;
   if (outcome.index() == 1) {
     auto& message = std::get<1>(outcome);
     if (message.error) std::rethrow_exception(message.error);
@@ -235,41 +226,9 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
 }  // namespace
 
 int run_iperf3_client(const config::Config& config, report::Reporter& reporter) {
-  asio::io_context io(1);
-  int exit_code = 1;
-  Interruption interruption;
-  // The first SIGINT/SIGTERM while data flows ends the window now; any other stops at once.
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  std::function<void(const asio::error_code&, int)> on_signal = [&](const asio::error_code& error, int signal) {
-    if (error) return;
-    if (interruption.signal == 0 && interruption.running) {
-      interruption.signal = signal;
-      spdlog::warn("{}: ending the test early", signal == SIGINT ? "SIGINT" : "SIGTERM");
-      interruption.running->end_window();
-      interruption.window->cancel();
-      signals.async_wait(on_signal);
-      return;
-    }
-    spdlog::error("{}: stopped", signal == SIGINT ? "SIGINT" : "SIGTERM");
-    io.stop();
-  };
-  signals.async_wait(on_signal);
-  asio::co_spawn(io, iperf3_test(config, reporter, interruption), [&](std::exception_ptr failure, int code) {
-    signals.cancel();
-    if (!failure) {
-      exit_code = code;
-      return;
-    }
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::exception& error) {
-      std::string message = describe(error);
-      spdlog::error("{}", message);
-      reporter.error(message);
-    }
-  });
-  io.run();
-  return exit_code;
+  return engine::run_client_test(
+      [&](engine::Interruption& interruption) { return iperf3_test(config, reporter, interruption); }, reporter,
+      describe);
 }
 
 }  // namespace testio::iperf3
