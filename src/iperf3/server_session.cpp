@@ -140,6 +140,14 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
     test.all_arrived->count_down();
     co_return std::nullopt;
   }
+  if (!config_.psk_file.empty()) {
+    // iperf3 clients cannot prove testio's key; a keyed server does not serve them at all.
+    spdlog::warn("refused an iperf3 test from {}: this server requires a key (--psk-file), which iperf3 cannot give",
+                 peer);
+    Control refused(std::move(socket));
+    co_await refused.write_error(kErrorAuthorization);
+    co_return std::nullopt;
+  }
   if (!slots.try_take()) {
     spdlog::info("refused an iperf3 test from {}: busy", peer);
     co_await deny(socket);

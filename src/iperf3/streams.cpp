@@ -96,6 +96,7 @@ DataStreams::DataStreams(asio::any_io_executor control, std::vector<tcp::socket>
 DataStreams::~DataStreams() { pool_.stop(); }
 
 void DataStreams::begin(const workloads::TestClock& clock) {
+  clock_ = clock;
   sending_.begin(clock);
   receiving_.begin(clock);
   pool_.begin(clock);
@@ -114,7 +115,10 @@ asio::awaitable<void> DataStreams::sample(report::Reporter& reporter, bool live_
     co_await receiving_.sample(for_receiving);
 }
 
-void DataStreams::end_window() { pool_.end_window(); }
+void DataStreams::end_window() {
+  if (!window_end_s_) window_end_s_ = static_cast<double>(clock_.since_start(workloads::Clock::now())) * 1e-9;
+  pool_.end_window();
+}
 
 std::uint64_t DataStreams::received(std::uint32_t connection) const noexcept {
   if (connection >= receive_index_of_.size() || !receive_index_of_[connection]) return 0;
@@ -139,7 +143,11 @@ std::uint64_t DataStreams::unacknowledged() const noexcept {
 
 void DataStreams::finish(report::Reporter& reporter, bool live_sends, const Results* peer_sent) {
   Discard quiet;
-  if (sends_any()) sent_ = {true, sending_.finish(live_sends ? reporter : quiet, /*sender=*/true), send_index_};
+  if (sends_any()) {
+    sent_ = {true, sending_.finish(live_sends ? reporter : quiet, /*sender=*/true), send_index_};
+    if (window_end_s_)
+      for (stats::StreamFigures& figures : sent_.side.streams) figures.end_s = std::max(figures.end_s, *window_end_s_);
+  }
   if (!receives_any()) return;
   received_ = {true, receiving_.finish(live_sends ? quiet : reporter, /*sender=*/false), receive_index_};
   if (!peer_sent) return;

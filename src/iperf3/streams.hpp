@@ -58,6 +58,8 @@ class DataStreams {
   void begin(const workloads::TestClock& clock);
   // Intervals of `live` direction (true: sending) go to `reporter`; the other is kept quietly.
   asio::awaitable<void> sample(report::Reporter& reporter, bool live_sends);
+  // Ends the senders' window now (the first call counts): their figures then run to this moment
+  // even when a sender's last write completed earlier, as iperf3 times its streams.
   void end_window();
   engine::CompletionLatch& senders_done() noexcept { return *senders_done_; }
   engine::CompletionLatch& receivers_done() noexcept { return *receivers_done_; }
@@ -95,6 +97,8 @@ class DataStreams {
   std::vector<std::unique_ptr<char[]>> payloads_;
   engine::WorkerPool pool_;
   DirectionResults sent_, received_;
+  workloads::TestClock clock_;
+  std::optional<double> window_end_s_;
 };
 
 }  // namespace testio::iperf3

@@ -53,6 +53,7 @@ inline constexpr std::uint32_t kMaxStreams = 128;
 inline constexpr std::int32_t kErrorNotImplemented = 13;  // IEUNIMP: UDP, SCTP, ...
 inline constexpr std::int32_t kErrorReceiveParams = 114;  // IERECVPARAMS: malformed parameters
 inline constexpr std::int32_t kErrorStreamAccept = 204;   // IESTREAMACCEPT: streams did not arrive
+inline constexpr std::int32_t kErrorAuthorization = 142;  // IEAUTHTEST: a keyed testio server
 // The sentence for an i_errno a server sent us, or "" when this side does not know the number.
 std::string error_text(std::int32_t i_errno);
 

@@ -171,6 +171,21 @@ def a_busy_testio_server_gives_iperf3_clients_iperf3s_busy_answer():
         check(done.returncode != 0 and "busy" in (done.stdout + done.stderr), f"{done.returncode}: {done.stdout}{done.stderr}")
 
 
+@test
+def a_keyed_testio_server_refuses_iperf3_clients():
+    with harness.tempfile.TemporaryDirectory() as directory:
+        key = f"{directory}/key"
+        with open(key, "w") as out:
+            out.write("0123456789abcdef0123456789abcdef\n")
+        harness.os.chmod(key, 0o600)
+        with Server("--psk-file", key) as server:
+            done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1"], capture_output=True,
+                                  text=True, timeout=30)
+            check(done.returncode != 0 and "authorization" in (done.stdout + done.stderr).lower(),
+                  f"{done.returncode}: {done.stdout}{done.stderr}")
+            server.wait_log("which iperf3 cannot give")
+
+
 # --- testio --iperf3 against a stock iperf3 -s ------------------------------------------------
 
 @test
