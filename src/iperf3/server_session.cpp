@@ -187,10 +187,10 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
 
   // 1. Parameters: what the client wants, checked against this server's caps.
   co_await control.write_state(State::param_exchange);
-  std::string body = co_await control.read_json(handshake_limit, kMaxParamsJson, "waiting for the iperf3 parameters");
   Params params;
   std::string invalid;  // no co_await inside a handler
   try {
+    std::string body = co_await control.read_json(handshake_limit, kMaxParamsJson, "waiting for the iperf3 parameters");
     params = parse_params(body, config_.limits);
   } catch (const ProtocolError& error) {
     invalid = std::string("invalid iperf3 parameters: ") + error.what();

@@ -2,15 +2,28 @@
 """iperf3 wire compatibility, both ways, against Debian's iperf3 on 127.0.0.1: stock iperf3 clients
 against `testio -s`, and `testio -c --iperf3` against a stock `iperf3 -s`. Received byte counts
 must agree exactly between the two programs' reports, rates within 5%.
-Usage: iperf3_test.py TESTIO_BINARY."""
+Usage: iperf3_test.py TESTIO_BINARY SCHEMA_FILE."""
 import json
 import shutil
 import socket
+import struct
 import subprocess
+import sys
 import time
+
+import jsonschema
 
 import harness
 from harness import Server, check
+
+with open(sys.argv[2]) as schema_file:
+    VALIDATOR = jsonschema.Draft7Validator(json.load(schema_file))
+
+
+def valid(document, what):
+    errors = sorted(VALIDATOR.iter_errors(document), key=lambda e: list(e.path))
+    check(not errors, f"{what} does not match the schema: " +
+          "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:3]))
 
 tests = []
 IPERF3 = shutil.which("iperf3") or "/usr/bin/iperf3"
@@ -47,8 +60,8 @@ def iperf3_client(server, *args, code=0, limit=60):
 def testio_ends(server, count):
     """The last `count` end events of a --json-stream server."""
     def ends():
-        return [json.loads(line)["data"] for line in server.stdout().splitlines()
-                if line.startswith("{") and json.loads(line).get("event") == "end"]
+        lines = [line.lstrip("\0") for line in server.stdout().splitlines()]  # truncated: NULs before
+        return [json.loads(line)["data"] for line in lines if line.startswith("{") and json.loads(line).get("event") == "end"]
     harness.wait_until(lambda: len(ends()) >= count, 20, f"{count} end events from the server")
     return ends()[-count:] if count else []
 
@@ -129,6 +142,9 @@ def iperf3_clients_bidirectional_at_one_and_eight_streams():
     with Server("--json-stream") as server:
         for parallel in ("1", "8"):
             report = iperf3_client(server, "--bidir", "-P", parallel, "-t", "1")
+            for line in server.stdout().splitlines():
+                if line.lstrip("\0"):
+                    valid(json.loads(line.lstrip("\0")), "the server's --json-stream line")
             end = report["end"]
             check(end["sum_received"]["bits_per_second"] > 0 and end["sum_received_bidir_reverse"]["bytes"] > 0,
                   f"-P {parallel}: {end.keys()}")
@@ -158,6 +174,27 @@ def iperf3_udp_is_refused_and_the_server_keeps_serving():
         check(done.returncode != 0, f"iperf3 -u: exit {done.returncode}")
         server.wait_log("which testio does not serve")
         iperf3_client(server, "-t", "1")
+
+
+@test
+def hostile_iperf3_peers_leave_the_server_serving():
+    cookie = b"abcdefghijklmnopqrstuvwxyz2345672345\0"
+    with Server("--handshake-timeout", "1") as server:
+        for params in (struct.pack(">I", 100000), struct.pack(">I", 5) + b"[1,2]",
+                       struct.pack(">I", 15) + b'{"parallel":-3}', b""):
+            with harness.connect(server.port) as peer:
+                peer.sendall(cookie)
+                check(peer.recv(1) == b"\x09", "no PARAM_EXCHANGE")
+                if params:
+                    peer.sendall(params)
+                    answer = harness.read_until_closed(peer)
+                    check(answer[:1] == b"\xfe" and len(answer) == 9, f"answer to {params!r}: {answer!r}")
+        with harness.connect(server.port) as half:  # a cookie cut short
+            half.sendall(cookie[:20])
+            check(harness.read_until_closed(half) == b"", "a short cookie got an answer")
+        server.wait_log("nor an iperf3 one")
+        iperf3_client(server, "-t", "1")
+        check(server.process.poll() is None, "the server exited")
 
 
 @test
@@ -197,6 +234,8 @@ def testio_against_iperf3_forward_reverse_bidir():
             theirs = stock.report()["end"]
         ours = documents(done.stdout)
         check(len(ours) == (2 if "--bidir" in args else 1), f"{args}: {len(ours)} documents")
+        for document in ours:
+            valid(document, f"testio --iperf3 {' '.join(args)} -J")
         # iperf3 -s -J fills in only what it measured itself: what it received, or what it sent.
         pairs = [(ours[0]["end"]["sum_sent"], theirs["sum_sent"])] if "-R" in args else \
                 [(ours[0]["end"]["sum_received"], theirs["sum_received"])]
