@@ -76,6 +76,7 @@ Params parse_params(std::string_view body, const config::Limits& limits) {
   params.bidirectional = flag(message, "bidirectional");
   if (params.reverse && params.bidirectional) throw ProtocolError("\"reverse\" and \"bidirectional\" exclude each other");
   params.congestion = text(message, "congestion", 15);  // TCP_CA_NAME_MAX is 16 with the NUL
+  params.bandwidth = whole(message, "bandwidth", 1e15, 0);
   params.authenticated = has(message, "authtoken");
   params.client_version = text(message, "client_version", 64);
   if (params.total_bytes() == 0 && params.time_s <= 0) throw ProtocolError("\"time\" must be more than 0 seconds");

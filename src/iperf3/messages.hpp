@@ -28,6 +28,7 @@ struct Params {
   bool reverse = false;
   bool bidirectional = false;
   std::string congestion;
+  std::uint64_t bandwidth = 0;  // -b, bits/s: testio does not pace its own sending
   bool authenticated = false;   // the client sent an RSA token; this side does not check them
   std::string client_version;
 

@@ -204,6 +204,10 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
     throw ProtocolError(std::string("the iperf3 client asked for ") + (params.udp ? "UDP" : "SCTP") +
                         ", which testio does not serve (TCP only)");
   }
+  if (params.bandwidth && (params.reverse || params.bidirectional)) {
+    co_await control.write_error(kErrorNotImplemented);
+    throw ProtocolError("the iperf3 client asked testio to pace its sending (-b), which it does not do");
+  }
   if (params.authenticated)
     spdlog::warn("the iperf3 client from {} sent an authentication token; testio does not check iperf3's RSA tokens",
                  test.peer);

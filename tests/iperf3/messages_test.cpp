@@ -72,8 +72,9 @@ TEST(Iperf3Params, HostileInputIsOneClearError) {
   EXPECT_THROW(parse_params(huge, limits()), ProtocolError);
 }
 
-TEST(Iperf3Params, UdpIsReadSoItCanBeRefused) {
+TEST(Iperf3Params, UdpAndPacingAreReadSoTheyCanBeRefused) {
   EXPECT_TRUE(parse_params(R"({"udp":true,"time":1})", limits()).udp);
+  EXPECT_EQ(parse_params(R"({"bandwidth":100000000,"time":1})", limits()).bandwidth, 100000000u);
 }
 
 TEST(Iperf3Results, StreamIdsFollowIperf3sNumbering) {
