@@ -254,12 +254,13 @@ def testio_against_iperf3_forward_reverse_bidir():
             check("-n" in args or close_enough(mine["bits_per_second"], stock_side["bits_per_second"]),
                   f"{args}: rates {mine['bits_per_second']} {stock_side['bits_per_second']}")
         # Receiving, testio reads to the EOF iperf3 sends at TEST_END: every byte. Sending, it waits
-        # for its bytes to be acknowledged before TEST_END, but iperf3 stops counting at TEST_END
-        # and a busy iperf3 may not have read the last few: close, not always equal.
+        # for its bytes to be acknowledged before TEST_END, but iperf3 stops counting at TEST_END,
+        # and a single-threaded iperf3 busy sending 8 streams of its own (--bidir) may not have read
+        # the last of them from its socket buffers: close (10%), not always equal.
         for document in ours:
             sent, received = document["end"]["sum_sent"]["bytes"], document["end"]["sum_received"]["bytes"]
             exact = document is not ours[0] or "-R" in args
-            check(sent == received if exact else received <= sent and close_enough(sent, received),
+            check(sent == received if exact else received <= sent and close_enough(sent, received, 0.10),
                   f"{args}: {sent} sent, {received} received")
 
 
