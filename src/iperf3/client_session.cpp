@@ -123,6 +123,7 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
   start.buffer = config.buffer;
   start.window = config.window;
   start.recv_mode = config.recv_mode;
+  start.bidir = params.bidirectional;
   std::string clamp_warning;
   auto apply_window = [&](tcp::socket& socket) {
     if (config.window) clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));

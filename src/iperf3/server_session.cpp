@@ -241,6 +241,7 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
   start.buffer = params.len;
   start.window = params.window;
   start.recv_mode = config_.recv_mode;
+  start.bidir = params.bidirectional;
   for (tcp::socket& socket : test.sockets) engine::note_connection(start, socket);
   StreamOptions options;
   options.buffer = params.len;

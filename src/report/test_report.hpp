@@ -45,6 +45,7 @@ struct StartInfo {
   std::uint32_t depth = 1;
   std::uint64_t messages = 0;       // --num per connection; 0 = timed (known to the client only)
   std::int64_t timestamp = 0;       // Unix seconds at the start
+  bool bidir = false;               // an iperf3 test both ways, reported one direction at a time
 };
 
 // What one side measured: totals over the whole test (omitted part included), its intervals, CPU.
