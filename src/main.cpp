@@ -13,6 +13,8 @@
 #include "engine/run_client.hpp"
 #include "engine/run_raw.hpp"
 #include "engine/server.hpp"
+#include "iperf3/client_session.hpp"
+#include "iperf3/server_session.hpp"
 #include "report/reporter.hpp"
 #include "util/logging.hpp"
 #include "util/units.hpp"
@@ -68,7 +70,11 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   try {
     if (config.raw) return server ? testio::engine::run_raw_server(config, out) : testio::engine::run_raw_client(config, out);
-    return server ? testio::engine::run_server(config, *reporter) : testio::engine::run_client(config, *reporter);
+    if (config.iperf3) return testio::iperf3::run_iperf3_client(config, *reporter);
+    if (!server) return testio::engine::run_client(config, *reporter);
+    // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.
+    testio::iperf3::Iperf3Clients iperf3_clients(config, *reporter);
+    return testio::engine::run_server(config, *reporter, &iperf3_clients);
   } catch (const std::exception& error) {
     spdlog::error("{}", error.what());
     reporter->error(error.what());

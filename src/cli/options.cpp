@@ -98,7 +98,10 @@ cxxopts::Options make_options() {
        cxxopts::value<std::string>()->default_value("send"), "MODE")
     ("iface-stats", "Each interval, rx/tx rate and packets per NIC on both sides, from the kernel's counters; "
        "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
-       cxxopts::value<std::string>()->implicit_value(""), "IFACE,...");
+       cxxopts::value<std::string>()->implicit_value(""), "IFACE,...")
+    ("iperf3", "The server is a stock iperf3 -s: speak its protocol (TCP)")
+    ("R,reverse", "With --iperf3: the server sends, testio receives")
+    ("bidir", "With --iperf3: both send at once");
   options.add_options("Tuning")
     ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", cxxopts::value<std::string>(),
        "ALGO")
@@ -132,7 +135,7 @@ bool profile_may_set(const std::string& key) {
       "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth",
       "transfers", "size", "reuse", "save", "force",
       "send-mode", "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate",
-      "iface-stats"};
+      "iface-stats", "iperf3", "reverse", "bidir"};
   return keys.count(key) > 0;
 }
 
@@ -407,6 +410,12 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   fill_iface_stats(args, config, given);  // first: it explains a misplaced interface name
   fill_test(args, config, given);
   fill_tuning(args, config, given);
+  config.iperf3 = given.iperf3 = args.count("iperf3") > 0;
+  config.reverse = given.reverse = args.count("reverse") > 0;
+  config.bidir = given.bidir = args.count("bidir") > 0;
+  given.psk_file = !config.psk_file.empty();
+  // iperf3's own default block: its servers of 3.12 refuse more than 1 MiB.
+  if (config.iperf3 && !given.buffer) config.buffer = 128 * 1024;
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && !given.buffer) config.buffer = 256 * 1024;
 

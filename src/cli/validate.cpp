@@ -219,6 +219,24 @@ void check_sizes(const config::Config& config) {
                      util::format_size(config.limits.max_window));
 }
 
+// iperf3's protocol carries a bulk TCP test and nothing of testio's own.
+void check_iperf3(const config::Config& config, const GivenOptions& given) {
+  if (!given.iperf3) {
+    if (given.reverse) throw UsageError("-R is only supported with --iperf3 for now");
+    if (given.bidir) throw UsageError("--bidir is only supported with --iperf3 for now");
+    return;
+  }
+  if (config.role == config::Role::server)
+    throw UsageError("--iperf3 is a client option: testio -s answers iperf3 clients on its port by itself");
+  if (given.reverse && given.bidir) throw UsageError("-R and --bidir exclude each other");
+  if (given.raw || given.rr) throw UsageError("--iperf3 runs iperf3's bulk TCP test: drop --raw and --rr");
+  if (given.psk_file) throw UsageError("--psk-file is testio's own key; iperf3's RSA authentication is not supported");
+  if (config.connections > 128) throw UsageError("iperf3 allows at most 128 streams (-P)");
+  if (config.buffer > (1u << 20)) throw UsageError("-l with --iperf3 is at most 1M, iperf3's largest block");
+  if (given.recv_mode && !given.reverse && !given.bidir)
+    throw UsageError("--recv-mode applies only to testio's own receiving side: with --iperf3 that needs -R or --bidir");
+}
+
 }  // namespace
 
 void validate(const config::Config& config, const GivenOptions& given) {
@@ -238,6 +256,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_threads(config, given);
   check_sizes(config);
   check_iface_stats(config, given);
+  check_iperf3(config, given);
 }
 
 }  // namespace testio::cli

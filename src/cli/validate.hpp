@@ -17,6 +17,7 @@ struct GivenOptions {
   bool transfers = false, size = false, reuse = false, save = false, force = false;
   bool rate = false, total_rate = false, client_tuning = false;  // -M, --cport, -b, --total-rate, --fq-rate
   bool iface_stats = false;
+  bool iperf3 = false, reverse = false, bidir = false, psk_file = false;
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

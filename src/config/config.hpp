@@ -103,6 +103,10 @@ struct Config {
   bool iface_stats = false;         // --iface-stats: NIC counters each interval, both sides
   std::vector<std::string> iface_names;  // its list; empty = the interface the test's route uses
 
+  bool iperf3 = false;              // --iperf3: the server at -c is a stock iperf3 -s
+  bool reverse = false;             // -R (with --iperf3): the server sends
+  bool bidir = false;               // --bidir (with --iperf3): both send at once
+
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;
 };

@@ -22,6 +22,7 @@
 #include "control/auth.hpp"
 #include "control/channel.hpp"
 #include "control/protocol.hpp"
+#include "engine/client_signals.hpp"
 #include "engine/completion_latch.hpp"
 #include "engine/connect.hpp"
 #include "engine/measurement.hpp"
@@ -49,12 +50,6 @@ constexpr auto kHandshakeLimit = 10s;
 constexpr auto kResultsLimit = 60s;   // receivers drain what is still in flight, then answer
 constexpr auto kWindowGrace = 30s;    // beyond -O + -t before the client gives up on its senders
 constexpr auto kSenderStopLimit = 5s; // for senders to stop once the test is being abandoned
-
-// What a signal handler may reach while the test coroutine runs. Owner: the control thread.
-struct Interruption {
-  WorkerPool* running = nullptr;  // set while data is flowing
-  int signal = 0;                 // the first SIGINT/SIGTERM seen, 0 for none
-};
 
 control::TestRequest request_from(const config::Config& config) {
   control::TestRequest request;
@@ -306,7 +301,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   // taken) while intervals tick. Anything arriving on the control connection meanwhile is the
   // server ending the test (an error frame, or a close). From here on a failure still reports what
   // this side measured, marked incomplete.
-  interruption.running = &pool;
+  interruption.end_window = [&pool] { pool.end_window(); };
   report::TestReport report;
   report.start = start;
   std::optional<control::SideResults> mine;
@@ -324,7 +319,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     }
     if (outcome.index() != 0 || !std::get<0>(outcome))
       throw std::runtime_error("the senders did not finish within the window");
-    interruption.running = nullptr;
+    interruption.end_window = nullptr;
 
     // 5. Exchange figures: ours go first, the server answers once every stream reached EOF.
     mine = measurement.finish(reporter, /*sender=*/start.local_is_sender);
@@ -342,7 +337,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     report.incomplete = true;
     report.ended_because = describe(error);
   }
-  interruption.running = nullptr;
+  interruption.end_window = nullptr;
   if (report.incomplete) {
     // Stop the streams (senders may still be writing) and keep what they counted.
     pool.end_window();
@@ -430,42 +425,8 @@ std::string describe(const std::exception& error) {
 }  // namespace
 
 int run_client(const config::Config& config, report::Reporter& reporter) {
-  asio::io_context io(1);
-  int exit_code = 1;
-  Interruption interruption;
-  // First SIGINT/SIGTERM while data flows: end the window now and report the time run. Any
-  // other signal (during set-up, or a second one): stop at once.
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  std::function<void(const asio::error_code&, int)> on_signal = [&](const asio::error_code& error, int signal) {
-    if (error) return;
-    if (interruption.signal == 0 && interruption.running) {
-      interruption.signal = signal;
-      spdlog::warn("{}: ending the test early", signal == SIGINT ? "SIGINT" : "SIGTERM");
-      interruption.running->end_window();
-      signals.async_wait(on_signal);
-      return;
-    }
-    spdlog::error("{}: stopped", signal == SIGINT ? "SIGINT" : "SIGTERM");
-    exit_code = 1;
-    io.stop();
-  };
-  signals.async_wait(on_signal);
-  asio::co_spawn(io, client_test(config, reporter, interruption), [&](std::exception_ptr failure, int code) {
-    signals.cancel();
-    if (!failure) {
-      exit_code = code;
-      return;
-    }
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::exception& error) {
-      std::string message = describe(error);
-      spdlog::error("{}", message);
-      reporter.error(message);
-    }
-  });
-  io.run();
-  return exit_code;
+  return run_client_test([&](Interruption& interruption) { return client_test(config, reporter, interruption); },
+                         reporter, describe);
 }
 
 }  // namespace testio::engine

@@ -42,12 +42,15 @@ asio::awaitable<void> send_error(control::ControlChannel& control, const std::st
 
 }  // namespace
 
-Server::Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter)
+Server::Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter,
+               ForeignClients* foreign)
     : io_(io),
       config_(config),
       reporter_(reporter),
       acceptor_(open_acceptor(io, config)),
-      allowed_(net::AccessList::parse(config.allow)) {
+      allowed_(net::AccessList::parse(config.allow)),
+      foreign_(foreign) {
+  slots_.max = config.limits.max_tests;
   if (!config.file.empty()) served_file_.emplace(config.file);
   if (!config.psk_file.empty()) {
     bool readable_by_others = false;
@@ -123,7 +126,16 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
         handshake_limit, "waiting for the connection preamble");
     if (!control::starts_with_magic(bytes.data(), control::kMagic.size())) {
       handshake_done();
-      spdlog::warn("connection from {} is not a testio client; closed", peer);
+      if (!foreign_) {
+        spdlog::warn("connection from {} is not a testio client; closed", peer);
+        co_return;
+      }
+      std::array<unsigned char, 4> first{bytes[0], bytes[1], bytes[2], bytes[3]};
+      std::optional<bool> succeeded = co_await foreign_->serve(std::move(socket), first, slots_, handshake_limit);
+      if (succeeded && config_.one_off) {
+        exit_code_ = *succeeded ? 0 : 1;
+        stop();
+      }
       co_return;
     }
     co_await control::within(
@@ -196,7 +208,7 @@ asio::awaitable<control::TestRequest> Server::read_request(control::ControlChann
 asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   control::ControlChannel control(std::move(socket), config_.limits.max_frame);
   const std::string peer = control.peer();
-  if (slots_taken_ >= config_.limits.max_tests) {
+  if (!slots_.try_take()) {
     spdlog::info("refused a test from {}: busy", peer);
     std::string message = config_.limits.max_tests == 1
                               ? "the server is busy running a test; try again later"
@@ -205,8 +217,7 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
     co_await send_error(control, message, "busy");
     co_return;
   }
-  // Taken before the first co_await below, so no other client can slip in meanwhile.
-  ++slots_taken_;
+  // The slot was taken before the first co_await, so no other client can slip in meanwhile.
   bool succeeded = false;
   std::uint64_t id = 0;
   std::string ended;    // why the test ended early, for the log and the report
@@ -250,16 +261,16 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   }
   if (!failure.empty()) co_await send_error(control, failure, code);
   tests_.erase(id);
-  --slots_taken_;
+  slots_.release();
   if (config_.one_off) {
     exit_code_ = succeeded ? 0 : 1;
     stop();
   }
 }
 
-int run_server(const config::Config& config, report::Reporter& reporter) {
+int run_server(const config::Config& config, report::Reporter& reporter, ForeignClients* foreign) {
   asio::io_context io(1);
-  Server server(io, config, reporter);
+  Server server(io, config, reporter, foreign);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;

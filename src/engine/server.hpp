@@ -13,6 +13,7 @@
 #include <asio/ip/tcp.hpp>
 
 #include "config/config.hpp"
+#include "engine/foreign_clients.hpp"
 #include "engine/run_server.hpp"
 #include "net/access_list.hpp"
 
@@ -21,7 +22,9 @@ namespace testio::engine {
 class Server {
  public:
   // Opens the listening socket and loads the key; throws std::runtime_error with one sentence.
-  Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter);
+  // `foreign` (may be null) serves the connections that do not begin with testio's magic.
+  Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter,
+         ForeignClients* foreign = nullptr);
 
   // Accepts until stop() (or, with -1, until one test ends).
   asio::awaitable<void> serve();
@@ -46,12 +49,13 @@ class Server {
   std::optional<std::string> key_;
   std::optional<util::MappedFile> served_file_;  // -F: what --transfers download
   std::map<std::uint64_t, std::shared_ptr<ServerTest>> tests_;
-  std::uint32_t slots_taken_ = 0;   // tests running or being set up
+  ForeignClients* foreign_;
+  TestSlots slots_;                 // tests running or being set up, of either protocol
   std::uint32_t pending_ = 0;       // connections that have not yet said who they are
   int exit_code_ = 0;
 };
 
 // Runs `testio -s` until a signal or, with -1, one test. Returns the exit code.
-int run_server(const config::Config& config, report::Reporter& reporter);
+int run_server(const config::Config& config, report::Reporter& reporter, ForeignClients* foreign = nullptr);
 
 }  // namespace testio::engine

@@ -65,6 +65,7 @@ struct StartInfo {
            !server_cpus.empty() || cport_first || rate_bps > 0 || fq_rate_bps > 0;
   }
   std::int64_t timestamp = 0;       // Unix seconds at the start
+  bool bidir = false;               // an iperf3 test both ways, reported one direction at a time
 };
 
 // What one side measured: totals over the whole test (omitted part included), its intervals, CPU.

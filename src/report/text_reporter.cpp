@@ -67,6 +67,8 @@ void TextReporter::start(const StartInfo& start) {
   else
     out_ << "until the client stops";
   if (start.omit_s > 0) out_ << " after " << start.omit_s << " s omitted";
+  // Only iperf3 tests (-R, --bidir) send the other way; say which way this report looks.
+  if (start.local_is_sender != start.from_client) out_ << ", the server sending";
   if (start.rr)
     out_ << ", request/response of " << util::format_size(start.msize) << ", depth " << start.depth;
   else

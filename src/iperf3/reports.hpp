@@ -1,0 +1,19 @@
+// testio's report of an iperf3 test, one per direction: this side's own figures beside the
+// peer's, as its results message gave them.
+#pragma once
+
+#include "iperf3/messages.hpp"
+#include "iperf3/streams.hpp"
+#include "report/test_report.hpp"
+
+namespace testio::iperf3 {
+
+// The start of one direction's report: `start` less the connections of the other direction.
+report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,
+                                  bool local_sends);
+
+// `start` lists every connection of the test; the report keeps those of `local`'s direction.
+report::TestReport direction_report(report::StartInfo start, const DirectionResults& local, bool local_sends,
+                                    const Results& peer);
+
+}  // namespace testio::iperf3

@@ -1,0 +1,315 @@
+#include "iperf3/server_session.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <vector>
+
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/read.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "control/channel.hpp"
+#include "engine/completion_latch.hpp"
+#include "engine/test_start.hpp"
+#include "iperf3/channel.hpp"
+#include "iperf3/messages.hpp"
+#include "iperf3/reports.hpp"
+#include "iperf3/streams.hpp"
+
+namespace testio::iperf3 {
+
+using asio::ip::tcp;
+using namespace std::chrono_literals;
+
+// One iperf3 test while it runs: the streams its client opens, gathered by cookie.
+struct ServerTest {
+  Cookie cookie{};
+  std::string peer;
+  bool gathering = false;     // between CREATE_STREAMS and the last stream
+  bool reported = false;      // the reporter has been given the start
+  std::uint32_t expected = 0;
+  std::vector<tcp::socket> sockets;
+  std::shared_ptr<engine::CompletionLatch> all_arrived;
+};
+
+namespace {
+
+constexpr auto kArrivalLimit = 10s;   // for every data connection after CREATE_STREAMS
+constexpr auto kWindowGrace = 40s;    // beyond -t + -O before a silent client is given up on
+constexpr auto kResultsLimit = 10s;   // for the client's results after EXCHANGE_RESULTS
+constexpr auto kDrainLimit = 5s;      // for the bytes the client says it sent to arrive
+constexpr auto kDoneLimit = 5s;       // for IPERF_DONE after DISPLAY_RESULTS
+
+std::string peer_of(const tcp::socket& socket) {
+  asio::error_code ec;
+  auto endpoint = socket.remote_endpoint(ec);
+  return ec ? std::string("unknown peer") : control::endpoint_text(endpoint);
+}
+
+// Best effort: ACCESS_DENIED to a client that is refused, then the socket closes.
+asio::awaitable<void> deny(tcp::socket& socket) {
+  try {
+    const char denied = static_cast<char>(State::access_denied);
+    co_await control::within(asio::async_write(socket, asio::buffer(&denied, 1), asio::use_awaitable), 2s,
+                             "refusing an iperf3 connection");
+  } catch (const std::exception&) {
+  }
+}
+
+std::chrono::steady_clock::duration test_end_limit(const Params& params) {
+  if (params.total_bytes()) return std::chrono::hours(24 * 365);  // a vanished client closes its connection
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(params.omit_s + params.time_s)) + kWindowGrace;
+}
+
+// Waits until every stream this side reads has counted what the client says it sent. With -O the
+// client leaves out what it sent before its own omit boundary, which this side cannot know
+// exactly: it waits for the streams to fall quiet instead.
+asio::awaitable<bool> counted_everything(const DataStreams& streams, const Results& client, bool omitted,
+                                         std::chrono::steady_clock::duration limit) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  std::uint64_t last_total = streams.received_total();
+  int quiet_ticks = 0;
+  for (;;) {
+    bool all = true;
+    if (omitted) {
+      const std::uint64_t total = streams.received_total();
+      quiet_ticks = total == last_total ? quiet_ticks + 1 : 0;
+      last_total = total;
+      all = quiet_ticks >= 20;  // 20 ms without a byte: nothing is in flight on loopback or a LAN
+    } else {
+      for (const StreamResult& stream : client.streams) {
+        std::optional<std::uint32_t> connection = connection_of(stream.id);
+        if (connection && streams.receives(*connection) && streams.received(*connection) < stream.bytes) all = false;
+      }
+    }
+    if (all) co_return true;
+    if (std::chrono::steady_clock::now() >= give_up) co_return false;
+    timer.expires_after(1ms);
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+}
+
+std::string describe(const Params& params) {
+  std::string what = std::to_string(params.parallel) + (params.parallel == 1 ? " stream" : " streams");
+  if (params.reverse) what += ", reverse";
+  if (params.bidirectional) what += ", bidirectional";
+  if (params.total_bytes()) return what + ", " + std::to_string(params.total_bytes()) + " bytes";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g s", params.time_s);
+  return what + ", " + seconds;
+}
+
+}  // namespace
+
+asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, std::array<unsigned char, 4> first,
+                                                          engine::TestSlots& slots,
+                                                          std::chrono::steady_clock::duration handshake_limit) {
+  const std::string peer = peer_of(socket);
+  std::array<unsigned char, kCookieBytes> bytes{};
+  std::copy(first.begin(), first.end(), bytes.begin());
+  try {
+    if (!may_start_cookie(first.data(), first.size())) {
+      spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
+      co_return std::nullopt;
+    }
+    co_await control::within(asio::async_read(socket, asio::buffer(bytes.data() + first.size(), kCookieBytes - first.size()),
+                                              asio::use_awaitable),
+                             handshake_limit, "waiting for the iperf3 cookie");
+  } catch (const std::exception& error) {
+    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one ({}); closed", peer, error.what());
+    co_return std::nullopt;
+  }
+  if (!is_cookie(bytes.data(), bytes.size())) {
+    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
+    co_return std::nullopt;
+  }
+  const Cookie cookie = cookie_from(bytes.data());
+  if (auto found = tests_.find(cookie); found != tests_.end()) {
+    ServerTest& test = *found->second;
+    if (!test.gathering || test.sockets.size() >= test.expected) {
+      spdlog::warn("iperf3 data connection from {} arrived outside its test's set-up; closed", peer);
+      co_await deny(socket);
+      co_return std::nullopt;
+    }
+    test.sockets.push_back(std::move(socket));
+    test.all_arrived->count_down();
+    co_return std::nullopt;
+  }
+  if (!config_.psk_file.empty()) {
+    // iperf3 clients cannot prove testio's key; a keyed server does not serve them at all.
+    spdlog::warn("refused an iperf3 test from {}: this server requires a key (--psk-file), which iperf3 cannot give",
+                 peer);
+    Control refused(std::move(socket));
+    co_await refused.write_error(kErrorAuthorization);
+    co_return std::nullopt;
+  }
+  if (!slots.try_take()) {
+    spdlog::info("refused an iperf3 test from {}: busy", peer);
+    co_await deny(socket);
+    co_return std::nullopt;
+  }
+  ServerTest test;
+  test.cookie = cookie;
+  test.peer = peer;
+  tests_.emplace(cookie, &test);
+  Control control(std::move(socket));
+  bool succeeded = false;
+  std::string ended;
+  try {
+    succeeded = co_await run_test(control, test);
+    spdlog::info("iperf3 test from {} finished", peer);
+  } catch (const PeerError& error) {
+    ended = error.what();
+  } catch (const std::system_error& error) {
+    ended = "the iperf3 client went away (" + error.code().message() + ")";
+  } catch (const std::exception& error) {
+    ended = error.what();
+  }
+  tests_.erase(cookie);
+  slots.release();
+  if (!ended.empty()) {
+    spdlog::warn("iperf3 test from {} ended: {}", peer, ended);
+    if (test.reported) reporter_.error(ended);
+  }
+  co_return succeeded;
+}
+
+asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test) {
+  using namespace asio::experimental::awaitable_operators;
+  auto executor = co_await asio::this_coro::executor;
+  const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(config_.limits.handshake_timeout_s, 1.0)));
+
+  // 1. Parameters: what the client wants, checked against this server's caps.
+  co_await control.write_state(State::param_exchange);
+  Params params;
+  std::string invalid;  // no co_await inside a handler
+  try {
+    std::string body = co_await control.read_json(handshake_limit, kMaxParamsJson, "waiting for the iperf3 parameters");
+    params = parse_params(body, config_.limits);
+  } catch (const ProtocolError& error) {
+    invalid = std::string("invalid iperf3 parameters: ") + error.what();
+  }
+  if (!invalid.empty()) {
+    co_await control.write_error(kErrorReceiveParams);
+    throw ProtocolError(invalid);
+  }
+  if (params.udp || params.sctp) {
+    co_await control.write_error(kErrorNotImplemented);
+    throw ProtocolError(std::string("the iperf3 client asked for ") + (params.udp ? "UDP" : "SCTP") +
+                        ", which testio does not serve (TCP only)");
+  }
+  if (params.bandwidth && (params.reverse || params.bidirectional)) {
+    co_await control.write_error(kErrorNotImplemented);
+    throw ProtocolError("the iperf3 client asked testio to pace its sending (-b), which it does not do");
+  }
+  if (params.authenticated)
+    spdlog::warn("the iperf3 client from {} sent an authentication token; testio does not check iperf3's RSA tokens",
+                 test.peer);
+  spdlog::info("iperf3 test from {} (iperf3 {}): {}", test.peer, params.client_version, describe(params));
+
+  // 2. Streams: the client opens them one by one, each opening with the test's cookie.
+  test.expected = params.connections();
+  test.all_arrived = std::make_shared<engine::CompletionLatch>(executor, test.expected);
+  test.gathering = true;
+  co_await control.write_state(State::create_streams);
+  const bool arrived = co_await test.all_arrived->wait(kArrivalLimit);
+  test.gathering = false;
+  if (!arrived) {
+    co_await control.write_error(kErrorStreamAccept);
+    throw ProtocolError(std::to_string(test.sockets.size()) + " of " + std::to_string(test.expected) +
+                        " iperf3 data connections arrived within 10 s");
+  }
+  // A bidirectional client opens its sending streams first, then its receiving ones.
+  std::vector<bool> sends(test.expected, params.reverse);
+  if (params.bidirectional)
+    for (std::uint32_t i = params.parallel; i < test.expected; ++i) sends[i] = true;
+
+  report::StartInfo start;
+  start.from_client = false;
+  start.peer = test.peer;
+  const bool counted = params.total_bytes() > 0;
+  start.duration_s = counted ? 0 : params.time_s;
+  start.total_bytes = params.total_bytes();
+  start.omit_s = params.omit_s;
+  start.interval_s = config_.interval_s;
+  start.buffer = params.len;
+  start.window = params.window;
+  start.recv_mode = config_.recv_mode;
+  start.bidir = params.bidirectional;
+  for (tcp::socket& socket : test.sockets) engine::note_connection(start, socket);
+  StreamOptions options;
+  options.buffer = params.len;
+  options.send_total = params.total_bytes();
+  options.recv_mode = config_.recv_mode;
+  options.window = params.window;
+  options.nodelay = params.nodelay;
+  options.congestion = params.congestion;
+  options.interval_s = config_.interval_s;
+  options.omit_s = params.omit_s;
+  options.window_s = counted ? 0 : params.omit_s + params.time_s;
+  DataStreams streams(executor, std::move(test.sockets), sends, options);
+  for (const std::string& warning : streams.warnings()) spdlog::warn("{}", warning);
+  start.server_threads = config::effective_threads(0, test.expected);
+  start.client_threads = 1;  // iperf3 before 3.16 runs a test on one thread; later ones do not say
+
+  // 3. Run until the client says TEST_END; it times the test (or counts the bytes).
+  co_await control.write_state(State::test_start);
+  co_await control.write_state(State::test_running);
+  workloads::TestClock clock{workloads::Clock::now()};
+  start.timestamp = static_cast<std::int64_t>(std::time(nullptr));
+  streams.begin(clock);
+  // The live report follows the client's sending streams, or the server's in a reverse test.
+  const bool live_sends = params.reverse;
+  reporter_.start(direction_start(start, streams.connections(live_sends), live_sends));
+  test.reported = true;
+  auto outcome = co_await (control::capture(control.read_state(test_end_limit(params), "waiting for TEST_END")) ||
+                           streams.sample(reporter_, live_sends));
+  auto& state = std::get<0>(outcome);
+  if (state.error) std::rethrow_exception(state.error);
+  if (*state.value == State::client_terminate || *state.value == State::iperf_done)
+    throw PeerError("the iperf3 client ended the test early");
+  expect_state(*state.value, State::test_end, "while the test ran");
+
+  // 4. Results: the client's first, then ours once every byte it sent has been counted here.
+  streams.end_window();
+  co_await control.write_state(State::exchange_results);
+  std::string client_body = co_await control.read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 client's results");
+  Results client = parse_results(client_body, stream_ids(test.expected));
+  if (!co_await counted_everything(streams, client, params.omit_s > 0, kDrainLimit))
+    spdlog::warn("the iperf3 client from {} reports more bytes sent than arrived here", test.peer);
+  co_await streams.senders_done().wait(kDrainLimit);
+  streams.finish(reporter_, live_sends, &client);
+  streams.stop();
+  std::string ours = to_json(streams.results());
+  co_await control.write_json(std::move(ours));
+  co_await control.write_state(State::display_results);
+  try {
+    State done = co_await control.read_state(kDoneLimit, "waiting for IPERF_DONE");
+    if (done != State::iperf_done) spdlog::debug("the iperf3 client ended with {}", state_name(static_cast<std::int8_t>(done)));
+  } catch (const std::exception&) {
+    // A client that just closes is done too.
+  }
+
+  // 5. testio's own report, a direction at a time.
+  bool clean = true;
+  for (bool local_sends : {live_sends, !live_sends}) {
+    const DirectionResults& local = local_sends ? streams.sent() : streams.received();
+    if (!local.present) continue;
+    report::TestReport report = direction_report(start, local, local_sends, client);
+    if (local_sends != live_sends) {
+      reporter_.start(report.start);
+      for (const stats::IntervalRecord& record : local.side.intervals) reporter_.interval(record);
+    }
+    reporter_.end(report);
+    clean = clean && stats::summarize(local.side.streams).failed_streams == 0;
+  }
+  co_return clean;
+}
+
+}  // namespace testio::iperf3

@@ -1,0 +1,34 @@
+// `testio -s` serving stock iperf3 clients on its own port: the connections that begin with a
+// 37-byte cookie instead of testio's magic. A cookie the server has not seen opens a test; one of
+// a test gathering its streams is a data connection. Owner: the server's control thread.
+#pragma once
+
+#include <map>
+
+#include "config/config.hpp"
+#include "engine/foreign_clients.hpp"
+#include "iperf3/wire.hpp"
+#include "report/reporter.hpp"
+
+namespace testio::iperf3 {
+
+class Control;
+struct ServerTest;
+
+class Iperf3Clients final : public engine::ForeignClients {
+ public:
+  Iperf3Clients(const config::Config& config, report::Reporter& reporter) : config_(config), reporter_(reporter) {}
+
+  asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket, std::array<unsigned char, 4> first,
+                                             engine::TestSlots& slots,
+                                             std::chrono::steady_clock::duration handshake_limit) override;
+
+ private:
+  asio::awaitable<bool> run_test(Control& control, ServerTest& test);
+
+  const config::Config& config_;
+  report::Reporter& reporter_;
+  std::map<Cookie, ServerTest*> tests_;  // by cookie, while each runs
+};
+
+}  // namespace testio::iperf3
