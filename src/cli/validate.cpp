@@ -235,6 +235,10 @@ void check_iperf3(const config::Config& config, const GivenOptions& given) {
   if (config.buffer > (1u << 20)) throw UsageError("-l with --iperf3 is at most 1M, iperf3's largest block");
   if (given.recv_mode && !given.reverse && !given.bidir)
     throw UsageError("--recv-mode applies only to testio's own receiving side: with --iperf3 that needs -R or --bidir");
+  if (given.transfers || given.file || given.send_mode || given.iface_stats || given.rate || given.total_rate ||
+      config.fq_rate_bps > 0 || config.cport_first || !config.cpus.empty())
+    throw UsageError("--iperf3 supports -C, -M, -N, -w, -l, -P, -t, -n, -O, -R and --bidir; --transfers, -F, "
+                     "--send-mode, --iface-stats, pacing, --cport and -A are testio-to-testio only");
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ Params params_from(const config::Config& config) {
   params.window = config.window;
   params.reverse = config.reverse;
   params.bidirectional = config.bidir;
+  params.mss = config.mss;
+  params.nodelay = config.no_delay;
+  params.congestion = config.congestion;
   params.client_version = std::string("testio-") + TESTIO_VERSION;
   return params;
 }
@@ -124,9 +127,17 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
   start.window = config.window;
   start.recv_mode = config.recv_mode;
   start.bidir = params.bidirectional;
+  start.congestion_requested = config.congestion;
+  start.mss_requested = config.mss;
   std::string clamp_warning;
+  // -C, -M, -N go to the iperf3 server in the parameters and onto testio's own sockets here.
+  net::TcpTuning tuning;
+  tuning.congestion = config.congestion;
+  tuning.mss = config.mss;
+  tuning.no_delay = config.no_delay;
   auto apply_window = [&](tcp::socket& socket) {
     if (config.window) clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
+    net::apply_tuning(socket.native_handle(), tuning);
   };
   const std::vector<tcp::endpoint> server_only{server};
   std::vector<tcp::socket> sockets;

@@ -275,6 +275,20 @@ def testio_text_report_against_iperf3():
 
 
 @test
+def testio_passes_tuning_to_an_iperf3_server():
+    with Iperf3Server() as stock:
+        done = testio_iperf3(stock.port, "-t", "1", "-C", "reno", "-M", "1200", "-N")
+        theirs = stock.report()
+    ours = json.loads(done.stdout)
+    check(ours["end"]["sender_tcp_congestion"] == "reno", f"testio's congestion {ours['end']['sender_tcp_congestion']}")
+    check(ours["start"]["testio"]["tuning"]["mss_requested"] == 1200 and ours["start"]["testio"]["tuning"]["no_delay"],
+          f"tuning {ours['start']['testio']['tuning']}")
+    test_start = theirs["start"]["test_start"]
+    check(theirs["end"].get("receiver_tcp_congestion") == "reno", f"iperf3 -s congestion {theirs['end']}"[:300])
+    check(ours["end"]["sum_received"]["bytes"] > 0 and test_start["num_streams"] == 1, "iperf3 ran the test")
+
+
+@test
 def a_busy_iperf3_server_is_reported_clearly():
     with Iperf3Server(one_off=False) as stock:
         running = subprocess.Popen([IPERF3, "-c", "127.0.0.1", "-p", stock.port, "-t", "3"], stdout=subprocess.DEVNULL,
@@ -293,7 +307,8 @@ def options_iperf3_cannot_carry_are_one_sentence():
              (["-c", "127.0.0.1", "--iperf3", "-l", "2M"], "at most 1M"),
              (["-c", "127.0.0.1", "--iperf3", "-P", "129"], "128"),
              (["-c", "127.0.0.1", "--iperf3", "-R", "--bidir"], "exclude"),
-             (["-c", "127.0.0.1", "--iperf3", "--recv-mode", "trunc"], "testio's own receiving side")]
+             (["-c", "127.0.0.1", "--iperf3", "--recv-mode", "trunc"], "testio's own receiving side"),
+             (["-c", "127.0.0.1", "--iperf3", "-A", "0"], "testio-to-testio only")]
     for args, mentions in cases:
         done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30)
         check(done.returncode == 2 and mentions in done.stderr, f"{args}: {done.returncode} {done.stderr}")
