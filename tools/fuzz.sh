@@ -8,10 +8,11 @@ seconds=${1:-60}
 out=build-fuzz
 mkdir -p "$out"
 sources=(tests/fuzz/control_fuzzer.cpp src/control/framing.cpp src/control/protocol.cpp src/config/config.cpp
-         src/stats/summary.cpp src/stats/sampler.cpp src/net/tcp_info.cpp src/net/nic_counters.cpp src/util/units.cpp)
+         src/stats/summary.cpp src/stats/sampler.cpp src/net/tcp_info.cpp src/net/nic_counters.cpp src/util/units.cpp
+         src/util/digest.cpp)
 if [ ! -x "$out/control_fuzzer" ] || [ -n "$(find "${sources[@]}" src -newer "$out/control_fuzzer" -name '*.[ch]pp' | head -1)" ]; then
   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -DTESTIO_VERSION='"fuzz"' -Isrc "${sources[@]}" -o "$out/control_fuzzer"
+    -DTESTIO_VERSION='"fuzz"' -Isrc "${sources[@]}" -lcrypto -o "$out/control_fuzzer"
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
