@@ -39,15 +39,18 @@ void apply_options(tcp::socket& socket, const StreamOptions& options, std::vecto
     std::string clamped = net::clamp_warning(net::set_socket_buffers(fd, options.window));
     if (!clamped.empty() && warnings.empty()) warnings.push_back(clamped);
   }
-  if (options.nodelay) {
-    asio::error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
+  // iperf3's own server goes on with the default when an option is refused; so does this side.
+  // (One option at a time, so a refused congestion control does not skip no-delay.)
+  net::TcpTuning no_delay, congestion;
+  no_delay.no_delay = options.nodelay;
+  congestion.congestion = options.congestion;
+  for (const net::TcpTuning& tuning : {no_delay, congestion}) {
+    try {
+      net::apply_tuning(fd, tuning);
+    } catch (const std::runtime_error& refused) {
+      if (warnings.size() < 2) warnings.push_back(std::string(refused.what()) + "; the default is used");
+    }
   }
-  if (!options.congestion.empty() &&
-      setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, options.congestion.data(),
-                 static_cast<socklen_t>(options.congestion.size())) != 0 &&
-      warnings.size() < 2)
-    warnings.push_back("congestion control '" + options.congestion + "' is not available here; the default is used");
 }
 
 }  // namespace

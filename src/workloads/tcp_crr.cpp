@@ -175,17 +175,16 @@ void TransferClient::on_read(const asio::error_code& error, std::size_t received
 }
 
 void TransferClient::transfer_done() {
-  tally_.transfer_ns.record(elapsed_ns(started_));
-  ++tally_.completed;
   if (file_ >= 0) {
     int result = ::close(file_);
     file_ = -1;
     if (result != 0) {  // NFS and friends report write errors at close
-      --tally_.completed;
       fail("writing " + file_path_ + " failed: " + std::strerror(errno));
       return;
     }
   }
+  tally_.transfer_ns.record(elapsed_ns(started_));
+  ++tally_.completed;
   if (!plan_.reuse) {
     asio::error_code ignored;
     socket_.close(ignored);
