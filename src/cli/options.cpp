@@ -91,11 +91,15 @@ cxxopts::Options make_options() {
     ("w,window", "Socket buffer size (SO_SNDBUF/SO_RCVBUF) on both sides (default: kernel autotuning)",
        cxxopts::value<std::string>(), "SIZE")
     ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "
-                  "trunc (MSG_TRUNC, discarded in the kernel)",
+                  "trunc (MSG_TRUNC, discarded in the kernel), splice (socket -> pipe -> /dev/null), "
+                  "mmap (TCP_ZEROCOPY_RECEIVE)",
        cxxopts::value<std::string>()->default_value("recv_into"), "MODE")
     ("send-mode", "How the sender writes: send (copy from a reused buffer), zerocopy (MSG_ZEROCOPY), "
                   "sendfile (from -F or a memfd)",
        cxxopts::value<std::string>()->default_value("send"), "MODE")
+    ("engine", "What drives the data connections on both sides: asio (an event loop per worker), threads "
+               "(a blocking thread per connection), uring (an io_uring per worker)",
+       cxxopts::value<std::string>()->default_value("asio"), "ENGINE")
     ("iface-stats", "Each interval, rx/tx rate and packets per NIC on both sides, from the kernel's counters; "
        "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
        cxxopts::value<std::string>()->implicit_value(""), "IFACE,...")
@@ -134,7 +138,7 @@ bool profile_may_set(const std::string& key) {
       "buffer", "window", "recv-mode", "max-tests", "allow", "handshake-timeout", "psk-file",
       "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth",
       "transfers", "size", "reuse", "save", "force",
-      "send-mode", "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate",
+      "send-mode", "engine", "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate",
       "iface-stats", "iperf3", "reverse", "bidir"};
   return keys.count(key) > 0;
 }
@@ -322,13 +326,18 @@ void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOp
   std::string mode = args["recv-mode"].as<std::string>();
   auto recv_mode = config::recv_mode_from_string(mode);
   if (!recv_mode)
-    throw UsageError("--recv-mode '" + mode + "' is not one of recv, recv_into, trunc");
+    throw UsageError("--recv-mode '" + mode + "' is not one of recv, recv_into, trunc, splice, mmap");
   config.recv_mode = *recv_mode;
   given.send_mode = args["send-mode"].count() > 0;
   std::string send = args["send-mode"].as<std::string>();
   auto send_mode = config::send_mode_from_string(send);
   if (!send_mode) throw UsageError("--send-mode '" + send + "' is not one of send, zerocopy, sendfile");
   config.send_mode = *send_mode;
+  given.engine = args["engine"].count() > 0;
+  std::string engine = args["engine"].as<std::string>();
+  auto chosen = config::engine_from_string(engine);
+  if (!chosen) throw UsageError("--engine '" + engine + "' is not one of asio, threads, uring");
+  config.engine = *chosen;
 }
 
 void fill_iface_stats(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {

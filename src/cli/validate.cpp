@@ -28,6 +28,7 @@ void check_role_specific(const config::Config& config, const GivenOptions& given
                          Named{given.transfers, "--transfers"}, Named{given.size, "--size"},
                          Named{given.reuse, "--reuse"}, Named{given.save, "--save"}, Named{given.force, "--force"},
                          Named{given.recv_mode, "--recv-mode"}, Named{given.send_mode, "--send-mode"},
+                         Named{given.engine, "--engine"},
                          Named{given.interval, "-i"},
                          Named{given.omit, "-O"}})
       if (option.given)
@@ -190,6 +191,14 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
   if (config.rate_bps > 0 && config.rate_bps < 8000) throw UsageError("-b must be at least 8k (1000 bytes/s)");
 }
 
+// --engine with the modes it runs; each engine moves bulk data only.
+void check_engine(const config::Config& config, const GivenOptions& given) {
+  if (given.engine && (given.rr || given.transfers || given.raw || given.iperf3))
+    throw UsageError("--engine applies to testio's bulk tests; --rr, --transfers, --raw and --iperf3 run on asio");
+  if (std::string refusal = config::engine_refusal(config.engine, config.recv_mode, config.send_mode); !refusal.empty())
+    throw UsageError(refusal);
+}
+
 void check_iface_stats(const config::Config& config, const GivenOptions& given) {
   if (!given.iface_stats) return;
   if (config.role == config::Role::server)
@@ -260,6 +269,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_threads(config, given);
   check_sizes(config);
   check_iface_stats(config, given);
+  check_engine(config, given);
   check_iperf3(config, given);
 }
 

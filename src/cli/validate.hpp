@@ -9,7 +9,7 @@ namespace testio::cli {
 struct GivenOptions {
   bool server = false, client = false, one_off = false, ipv4 = false, ipv6 = false;
   bool connections = false, time = false, bytes = false, threads = false;
-  bool buffer = false, window = false, recv_mode = false, send_mode = false;
+  bool buffer = false, window = false, recv_mode = false, send_mode = false, engine = false;
   bool interval = false, omit = false, json = false, json_stream = false;
   bool server_limits = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
   bool raw = false, hash = false, file = false;

@@ -17,14 +17,30 @@ enum class AddressFamily { any, v4, v6 };
 enum class OutputFormat { text, json, json_stream };
 
 // How the receiver reads. recv allocates a fresh buffer per call (the cost Python's recv pays),
-// recv_into reuses one buffer per connection, trunc discards in the kernel with MSG_TRUNC.
-enum class RecvMode { recv, recv_into, trunc };
+// recv_into reuses one buffer per connection, trunc discards in the kernel with MSG_TRUNC,
+// splice moves socket -> pipe -> /dev/null, mmap maps the receive queue (TCP_ZEROCOPY_RECEIVE).
+enum class RecvMode { recv, recv_into, trunc, splice, mmap };
 
 // How a sender writes: send copies from a reused buffer; zerocopy adds MSG_ZEROCOPY (completions
 // from the error queue); sendfile sends from a file (-F) or a memfd holding the generated block.
 enum class SendMode { send, zerocopy, sendfile };
 
+// What drives the data connections: Asio's reactor, one io_context per worker (asio); a blocking
+// thread per connection (threads); one io_uring per worker (uring).
+enum class Engine { asio, threads, uring };
+
+// Which way a bulk test's data flows: client to server, server to client, or both at once over
+// N connections each way.
+enum class Direction { forward, reverse, bidir };
+
+std::string_view to_string(Engine engine) noexcept;
+std::optional<Engine> engine_from_string(std::string_view text) noexcept;
+std::string_view to_string(Direction direction) noexcept;
+std::optional<Direction> direction_from_string(std::string_view text) noexcept;
 std::string_view to_string(SendMode mode) noexcept;
+// Why an engine cannot run a receive or send mode, in one sentence; empty when it can. The
+// client checks before it connects, the server checks the request.
+std::string engine_refusal(Engine engine, RecvMode recv_mode, SendMode send_mode);
 std::optional<SendMode> send_mode_from_string(std::string_view text) noexcept;
 std::string_view to_string(RecvMode mode) noexcept;
 std::optional<RecvMode> recv_mode_from_string(std::string_view text) noexcept;
@@ -67,6 +83,7 @@ struct Config {
   std::uint64_t window = 0;         // 0 = kernel default (autotuning stays on)
   RecvMode recv_mode = RecvMode::recv_into;
   SendMode send_mode = SendMode::send;
+  Engine engine = Engine::asio;     // --engine, on both sides
   double interval_s = 1.0;          // 0 = no interval reports
   double omit_s = 0;                // warm-up left out of the summary (sent on top of -t)
 
@@ -104,8 +121,11 @@ struct Config {
   std::vector<std::string> iface_names;  // its list; empty = the interface the test's route uses
 
   bool iperf3 = false;              // --iperf3: the server at -c is a stock iperf3 -s
-  bool reverse = false;             // -R (with --iperf3): the server sends
-  bool bidir = false;               // --bidir (with --iperf3): both send at once
+  bool reverse = false;             // -R: the server sends
+  bool bidir = false;               // --bidir: both send at once, N connections each way
+  Direction direction() const noexcept {
+    return bidir ? Direction::bidir : reverse ? Direction::reverse : Direction::forward;
+  }
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   Limits limits;

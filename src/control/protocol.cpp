@@ -167,6 +167,14 @@ json to_json(const TestRequest& request) {
           {"client_version", request.client_version},
           {"auth", request.auth}};
   if (request.iface_stats) message["iface_stats"] = request.iface_names;
+  // Absent when default, so a request reads as it did before these existed.
+  if (request.engine != config::Engine::asio) message["engine"] = config::to_string(request.engine);
+  if (request.direction != config::Direction::forward) {
+    message["direction"] = config::to_string(request.direction);
+    message["send_mode"] = config::to_string(request.send_mode);
+    message["rate_bps"] = request.rate_bps;
+    message["fq_rate_bps"] = request.fq_rate_bps;
+  }
   return message;
 }
 
@@ -284,6 +292,34 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
     request.no_delay = no_delay.get<bool>();
   }
   request.cpus = get_cpus(message, "cpus");
+  if (message.contains("engine")) {
+    std::string name = get_string(message, "engine", 16);
+    auto engine = config::engine_from_string(name);
+    if (!engine) throw ProtocolError("engine \"" + name + "\" is not supported");
+    request.engine = *engine;
+  }
+  if (message.contains("direction")) {
+    std::string name = get_string(message, "direction", 16);
+    auto direction = config::direction_from_string(name);
+    if (!direction) throw ProtocolError("direction \"" + name + "\" is not supported");
+    request.direction = *direction;
+    if (request.direction != config::Direction::forward) {
+      if (request.rr || request.transfers) throw ProtocolError("only a bulk test runs reverse or bidir");
+      if (request.hash != util::HashKind::none) throw ProtocolError("a hashed (-F) test runs forward only");
+      if (request.direction == config::Direction::bidir && request.connections > limits.max_connections / 2)
+        throw ProtocolError("a bidir test opens twice its connections: at most " +
+                            std::to_string(limits.max_connections / 2));
+      std::string send = get_string(message, "send_mode", 16);
+      auto send_mode = config::send_mode_from_string(send);
+      if (!send_mode) throw ProtocolError("send_mode \"" + send + "\" is not supported");
+      request.send_mode = *send_mode;
+      request.rate_bps = get_double(message, "rate_bps", 0, 1e15);
+      request.fq_rate_bps = get_double(message, "fq_rate_bps", 0, 1e15);
+    }
+  }
+  if (std::string refusal = config::engine_refusal(request.engine, request.recv_mode, request.send_mode);
+      !refusal.empty())
+    throw ProtocolError(refusal);
   request.client_version = get_string(message, "client_version", 64);
   request.auth = get_string(message, "auth", 128);
   if (auto names = message.find("iface_stats"); names != message.end()) {

@@ -95,6 +95,14 @@ struct TestRequest {
   std::uint64_t buffer = config::kDefaultBuffer;
   std::uint64_t window = 0;
   config::RecvMode recv_mode = config::RecvMode::recv_into;
+  config::Engine engine = config::Engine::asio;
+  // A bulk test's direction (-R, --bidir); with bidir the client opens 2 x connections, the
+  // first half sending, the second half receiving. How the server's senders send: their mode and
+  // pacing, as the client's would.
+  config::Direction direction = config::Direction::forward;
+  config::SendMode send_mode = config::SendMode::send;
+  double rate_bps = 0;
+  double fq_rate_bps = 0;
   double interval_s = 1.0;
   double omit_s = 0;
   bool rr = false;             // workload "rr": the server echoes instead of sinking

@@ -22,6 +22,7 @@
 #include "control/auth.hpp"
 #include "control/channel.hpp"
 #include "control/protocol.hpp"
+#include "engine/bulk_streams.hpp"
 #include "engine/client_signals.hpp"
 #include "engine/completion_latch.hpp"
 #include "engine/connect.hpp"
@@ -61,6 +62,7 @@ control::TestRequest request_from(const config::Config& config) {
   request.buffer = config.buffer;
   request.window = config.window;
   request.recv_mode = config.recv_mode;
+  request.engine = config.engine;
   request.interval_s = config.interval_s;
   request.omit_s = config.omit_s;
   request.rr = config.rr;
@@ -274,12 +276,15 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
         spdlog::warn("SO_ZEROCOPY is not supported here ({}): sending by copy", std::strerror(errno));
         streams.send_mode = start.send_mode = config::SendMode::send;
       }
-      const workloads::SendPacing pacing{config.rate_bps};
-      const workloads::SendSource source{streams.send_mode, streams.send_file.get(), offset};
-      worker.add_stream(std::make_unique<workloads::TcpSender>(
-          std::move(owned), measurement.counters(i), from_file ? streams.file->data() + offset : payload,
-          from_file ? static_cast<std::size_t>(part) : static_cast<std::size_t>(config.buffer),
-          pacing.chunk(config.buffer), part, done, std::move(digest), pacing, source));
+      SenderSpec spec;
+      spec.payload = from_file ? streams.file->data() + offset : payload;
+      spec.payload_size = from_file ? static_cast<std::size_t>(part) : static_cast<std::size_t>(config.buffer);
+      spec.pacing = workloads::SendPacing{config.rate_bps};
+      spec.chunk = spec.pacing.chunk(config.buffer);
+      spec.quota = part;
+      spec.digest = std::move(digest);
+      spec.source = workloads::SendSource{streams.send_mode, streams.send_file.get(), offset};
+      add_sender(worker, config.engine, std::move(owned), measurement.counters(i), std::move(spec), done);
     }
   }
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "engine/bulk_streams.hpp"
 #include "engine/measurement.hpp"
 #include "engine/test_start.hpp"
 #include "engine/worker_pool.hpp"
@@ -131,13 +132,12 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
       worker.add_stream(std::make_unique<workloads::TcpEcho>(std::move(owned), measurement.counters(i),
                                                              kEchoBuffer, done,
                                                              connections <= threads ? &worker.signals() : nullptr));
-    else if (request.hash != util::HashKind::none)
-      worker.add_stream(std::make_unique<workloads::TcpReceiver>(
-          std::move(owned), measurement.counters(i), request.recv_mode, request.buffer, done,
-          workloads::StreamDigest{util::Digest(request.hash), &measurement.digest(i)}));
-    else
-      worker.add_stream(std::make_unique<workloads::TcpReceiver>(std::move(owned), measurement.counters(i),
-                                                                 request.recv_mode, request.buffer, done));
+    else {
+      ReceiverSpec spec{request.recv_mode, static_cast<std::size_t>(request.buffer), std::nullopt};
+      if (request.hash != util::HashKind::none)
+        spec.digest.emplace(workloads::StreamDigest{util::Digest(request.hash), &measurement.digest(i)});
+      add_receiver(worker, request.engine, std::move(owned), measurement.counters(i), std::move(spec), done);
+    }
   }
   test.sockets_.clear();
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);

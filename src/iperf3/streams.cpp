@@ -10,7 +10,7 @@
 
 #include "util/pattern.hpp"
 #include "net/socket_options.hpp"
-#include "workloads/tcp_stream.hpp"
+#include "engine/bulk_streams.hpp"
 
 namespace testio::iperf3 {
 namespace {
@@ -82,15 +82,17 @@ DataStreams::DataStreams(asio::any_io_executor control, std::vector<tcp::socket>
       send_fds_.push_back(owned.native_handle());
       auto done = [latch = senders_done_] { latch->count_down(); };
       const std::uint64_t quota = stats::share_of_total(options.send_total, static_cast<std::uint32_t>(send_index_.size()), k);
-      worker.add_stream(std::make_unique<workloads::TcpSender>(std::move(owned), sending_.counters(k),
-                                                               payloads_[worker.index()].get(), options.buffer,
-                                                               options.buffer, quota, done));
+      engine::SenderSpec spec;
+      spec.payload = payloads_[worker.index()].get();
+      spec.payload_size = spec.chunk = options.buffer;
+      spec.quota = quota;
+      engine::add_sender(worker, config::Engine::asio, std::move(owned), sending_.counters(k), std::move(spec), done);
     } else {
       const std::uint32_t k = *receive_index_of_[i];
       receiving_.watch_socket(k, owned.native_handle());
       auto done = [latch = receivers_done_] { latch->count_down(); };
-      worker.add_stream(std::make_unique<workloads::TcpReceiver>(std::move(owned), receiving_.counters(k),
-                                                                 options.recv_mode, options.buffer, done));
+      engine::add_receiver(worker, config::Engine::asio, std::move(owned), receiving_.counters(k),
+                           engine::ReceiverSpec{options.recv_mode, options.buffer, std::nullopt}, done);
     }
   }
   pool_.start();

@@ -227,6 +227,8 @@ void TcpReceiver::read_next() {
       socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
       break;
     case config::RecvMode::recv_into:
+    case config::RecvMode::splice:
+    case config::RecvMode::mmap:
       socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
       break;
     case config::RecvMode::trunc:
