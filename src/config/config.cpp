@@ -81,4 +81,9 @@ std::uint32_t effective_threads(std::uint32_t requested, std::uint32_t connectio
   return std::max(1u, std::min(threads, std::max(1u, connections)));
 }
 
+std::uint32_t worker_threads(Engine engine, std::uint32_t requested, std::uint32_t connections) noexcept {
+  if (engine == Engine::threads) return std::max(1u, connections);
+  return effective_threads(requested, connections);
+}
+
 }  // namespace testio::config

@@ -134,5 +134,8 @@ struct Config {
 // Worker threads for `connections` streams: the request if given, else one per core, never more
 // than there are streams.
 std::uint32_t effective_threads(std::uint32_t requested, std::uint32_t connections) noexcept;
+// The worker threads a bulk test's engine runs for `connections` data connections on one side:
+// one per connection with Engine::threads, else effective_threads().
+std::uint32_t worker_threads(Engine engine, std::uint32_t requested, std::uint32_t connections) noexcept;
 
 }  // namespace testio::config

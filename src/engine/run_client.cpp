@@ -58,7 +58,7 @@ control::TestRequest request_from(const config::Config& config) {
   request.duration_s = (config.total_bytes || (config.rr && config.messages)) ? 0 : config.duration_s;
   request.total_bytes = config.total_bytes;
   request.threads = config.threads;
-  request.client_threads = config::effective_threads(config.threads, config.connections);
+  request.client_threads = config::worker_threads(config.engine, config.threads, config.connections);
   request.buffer = config.buffer;
   request.window = config.window;
   request.recv_mode = config.recv_mode;

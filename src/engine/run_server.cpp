@@ -91,7 +91,7 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
   using namespace asio::experimental::awaitable_operators;
   const control::TestRequest& request = test.request();
   const std::uint32_t connections = request.connections;
-  const unsigned threads = config::effective_threads(request.threads, connections);
+  const unsigned threads = config::worker_threads(request.engine, request.threads, connections);
 
   // 1. Accept, then wait for every data connection.
   co_await control.write(accepted_message(test, threads));
