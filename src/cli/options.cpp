@@ -104,8 +104,8 @@ cxxopts::Options make_options() {
        "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
        cxxopts::value<std::string>()->implicit_value(""), "IFACE,...")
     ("iperf3", "The server is a stock iperf3 -s: speak its protocol (TCP)")
-    ("R,reverse", "With --iperf3: the server sends, testio receives")
-    ("bidir", "With --iperf3: both send at once");
+    ("R,reverse", "The server sends, the client receives")
+    ("bidir", "Both send at once, N connections each way");
   options.add_options("Tuning")
     ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", cxxopts::value<std::string>(),
        "ALGO")

@@ -228,16 +228,27 @@ void check_sizes(const config::Config& config) {
                      util::format_size(config.limits.max_window));
 }
 
+// -R and --bidir: a bulk test the other way, or both ways at once.
+void check_direction(const config::Config& config, const GivenOptions& given) {
+  if (!given.reverse && !given.bidir) return;
+  if (config.role == config::Role::server)
+    throw UsageError("-R and --bidir are client options: the client tells the server which way to send");
+  if (given.reverse && given.bidir) throw UsageError("-R and --bidir exclude each other");
+  const char* which = given.reverse ? "-R" : "--bidir";
+  if (given.rr || given.transfers || given.raw)
+    throw UsageError(std::string(which) + " applies to bulk tests; --rr, --transfers and --raw have their own directions");
+  if (given.file && !given.iperf3)
+    throw UsageError(std::string(which) + " does not go with -F: the file is what the client sends, and only forward");
+  if (given.bidir && !given.iperf3 && config.connections > config.limits.max_connections / 2)
+    throw UsageError("--bidir opens twice the connection count: at most " +
+                     std::to_string(config.limits.max_connections / 2) + " each way");
+}
+
 // iperf3's protocol carries a bulk TCP test and nothing of testio's own.
 void check_iperf3(const config::Config& config, const GivenOptions& given) {
-  if (!given.iperf3) {
-    if (given.reverse) throw UsageError("-R is only supported with --iperf3 for now");
-    if (given.bidir) throw UsageError("--bidir is only supported with --iperf3 for now");
-    return;
-  }
+  if (!given.iperf3) return;
   if (config.role == config::Role::server)
     throw UsageError("--iperf3 is a client option: testio -s answers iperf3 clients on its port by itself");
-  if (given.reverse && given.bidir) throw UsageError("-R and --bidir exclude each other");
   if (given.raw || given.rr) throw UsageError("--iperf3 runs iperf3's bulk TCP test: drop --raw and --rr");
   if (given.psk_file) throw UsageError("--psk-file is testio's own key; iperf3's RSA authentication is not supported");
   if (config.connections > 128) throw UsageError("iperf3 allows at most 128 streams (-P)");
@@ -270,6 +281,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_sizes(config);
   check_iface_stats(config, given);
   check_engine(config, given);
+  check_direction(config, given);
   check_iperf3(config, given);
 }
 

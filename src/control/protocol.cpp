@@ -230,7 +230,20 @@ json to_json(const SideResults& results, const char* type) {
   return message;
 }
 
+json to_json(const DirectedResults& results, const char* type) {
+  json message = to_json(results.forward, type);
+  if (results.reverse) message["reverse"] = to_json(*results.reverse, "reverse");
+  return message;
+}
+
 json start_message() { return {{"type", "start"}}; }
+
+json stop_message() { return {{"type", "stop"}}; }
+
+bool is_stop(const json& message) noexcept {
+  auto type = message.find("type");
+  return type != message.end() && type->is_string() && type->get<std::string>() == "stop";
+}
 
 json error_message(const std::string& message, const std::string& code) {
   return {{"type", "error"}, {"code", code}, {"message", message}};
@@ -477,6 +490,21 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
     }
   }
   results.cores = parse_cores(message);
+  return results;
+}
+
+DirectedResults parse_directed_results(const json& message, const char* type, std::uint32_t forward_streams,
+                                       std::uint32_t reverse_streams) {
+  DirectedResults results;
+  results.forward = parse_side_results(message, type, forward_streams);
+  auto reverse = message.find("reverse");
+  if (reverse_streams == 0) {
+    if (reverse != message.end()) throw ProtocolError("\"reverse\" figures arrived for a test that runs forward only");
+    return results;
+  }
+  if (reverse == message.end() || !reverse->is_object())
+    throw ProtocolError("the figures of the reverse direction (\"reverse\") are missing");
+  results.reverse = parse_side_results(*reverse, "reverse", reverse_streams);
   return results;
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -146,6 +147,14 @@ struct SideResults {
   std::vector<stats::CoreShare> cores;           // each CPU's busy and softirq share over the test
 };
 
+// A bulk test's figures from one side, by direction: the forward streams (client to server) at
+// the top level of the message, the reverse ones (server to client) under "reverse", absent in a
+// forward-only test. A reverse-only test has an empty forward part.
+struct DirectedResults {
+  SideResults forward;
+  std::optional<SideResults> reverse;
+};
+
 // At most this many interval records are accepted in one message (a day at 1 s intervals).
 inline constexpr std::size_t kMaxIntervals = 86400;
 
@@ -153,7 +162,11 @@ nlohmann::json to_json(const ServerHello& hello);
 nlohmann::json to_json(const TestRequest& request);
 nlohmann::json to_json(const TestAccepted& accepted);
 nlohmann::json to_json(const SideResults& results, const char* type);
+nlohmann::json to_json(const DirectedResults& results, const char* type);
 nlohmann::json start_message();
+// The client ends the window early (SIGINT) of a test in which the server sends.
+nlohmann::json stop_message();
+bool is_stop(const nlohmann::json& message) noexcept;
 nlohmann::json error_message(const std::string& message, const std::string& code);
 
 // Each parser checks the type field (turning an error frame into PeerError), the JSON types and
@@ -163,6 +176,8 @@ TestRequest parse_test_request(const nlohmann::json& message, const config::Limi
 TestAccepted parse_test_accepted(const nlohmann::json& message, const config::Limits& limits);
 SideResults parse_side_results(const nlohmann::json& message, const char* type,
                                std::uint32_t expected_streams);
+DirectedResults parse_directed_results(const nlohmann::json& message, const char* type,
+                                       std::uint32_t forward_streams, std::uint32_t reverse_streams);
 void parse_start(const nlohmann::json& message);
 // For a frame that arrives where none was expected: PeerError for an error frame, else ProtocolError.
 [[noreturn]] void fail_unexpected(const nlohmann::json& message, const std::string& during);

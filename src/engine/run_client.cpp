@@ -14,6 +14,7 @@
 #include <memory>
 
 #include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/write.hpp>
@@ -24,9 +25,10 @@
 #include "control/protocol.hpp"
 #include "engine/bulk_streams.hpp"
 #include "engine/client_signals.hpp"
+#include "engine/send_setup.hpp"
 #include "engine/completion_latch.hpp"
 #include "engine/connect.hpp"
-#include "engine/measurement.hpp"
+#include "engine/directions.hpp"
 #include "engine/test_start.hpp"
 #include "engine/transfer_setup.hpp"
 #include "engine/worker_pool.hpp"
@@ -63,6 +65,10 @@ control::TestRequest request_from(const config::Config& config) {
   request.window = config.window;
   request.recv_mode = config.recv_mode;
   request.engine = config.engine;
+  request.direction = config.direction();
+  request.send_mode = config.send_mode;
+  request.rate_bps = config.rate_bps;
+  request.fq_rate_bps = config.fq_rate_bps;
   request.interval_s = config.interval_s;
   request.omit_s = config.omit_s;
   request.rr = config.rr;
@@ -88,21 +94,15 @@ asio::awaitable<void> send_preamble(tcp::socket& socket, const control::Preamble
                            kHandshakeLimit, "sending the connection preamble");
 }
 
-std::vector<std::uint32_t> mismatches(const control::SideResults& sent, const control::SideResults& received) {
-  std::vector<std::uint32_t> streams;
-  for (std::size_t i = 0; i < sent.streams.size() && i < received.streams.size(); ++i)
-    if (sent.streams[i].bytes != received.streams[i].bytes) streams.push_back(static_cast<std::uint32_t>(i));
-  return streams;
-}
-
 std::string describe(const std::exception& error);
 
-net::TcpTuning tuning_of(const config::Config& config) {
+// `sending`: --fq-rate paces what this side sends; a connection it only reads from keeps its ACKs unpaced.
+net::TcpTuning tuning_of(const config::Config& config, bool sending = true) {
   net::TcpTuning tuning;
   tuning.congestion = config.congestion;
   tuning.mss = config.mss;
   tuning.no_delay = config.no_delay;
-  tuning.fq_rate_bps = config.fq_rate_bps;
+  tuning.fq_rate_bps = sending ? config.fq_rate_bps : 0;
   return tuning;
 }
 
@@ -117,41 +117,16 @@ struct ClientStreams {
   config::SendMode send_mode = config::SendMode::send;   // as used: zerocopy may fall back
 };
 
-// --send-mode sendfile: the -F file, or a memfd holding the generated block (the same bytes the
-// other modes send).
-util::UniqueFd open_send_file(const config::Config& config) {
-  if (!config.file.empty()) {
-    util::UniqueFd file(::open(config.file.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!file.valid()) throw std::runtime_error("cannot read " + config.file + ": " + std::strerror(errno));
-    return file;
-  }
-  util::UniqueFd memfd(::memfd_create("testio-payload", MFD_CLOEXEC));
-  if (!memfd.valid()) throw std::runtime_error(std::string("memfd_create failed: ") + std::strerror(errno));
-  std::unique_ptr<char[]> block = util::make_pattern(config.buffer);
-  for (std::size_t written = 0; written < config.buffer;) {
-    ssize_t n = ::write(memfd.get(), block.get() + written, config.buffer - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::runtime_error(std::string("writing the sendfile memfd failed: ") + std::strerror(errno));
-    written += static_cast<std::size_t>(n);
-  }
-  return memfd;
-}
-
-// --send-mode zerocopy needs SO_ZEROCOPY on each socket; a kernel without it sends by copy.
-bool enable_zerocopy(tcp::socket& socket) noexcept {
-  int on = 1;
-  return ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0;
-}
-
 // Connects stream `i`, says which test it belongs to, and moves it to its worker.
 asio::awaitable<tcp::socket> open_data_connection(const config::Config& config, const tcp::endpoint& server,
-                                                  std::uint64_t test_id, std::uint32_t i, Worker& worker,
-                                                  report::StartInfo& start, std::string& clamp_warning) {
+                                                  std::uint64_t test_id, std::uint32_t i, bool sending,
+                                                  Worker& worker, report::StartInfo& start,
+                                                  std::string& clamp_warning) {
   // Before connect: the SYN carries the window scale and the MSS these settle.
   auto prepare = [&](tcp::socket& socket) {
     if (config.window)
       clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
-    net::apply_tuning(socket.native_handle(), tuning_of(config));
+    net::apply_tuning(socket.native_handle(), tuning_of(config, sending));
   };
   const std::vector<tcp::endpoint> server_only{server};
   const std::uint16_t source_port = config.cport_first ? static_cast<std::uint16_t>(config.cport_first + i) : 0;
@@ -181,7 +156,9 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
 
   if (!config.save_dir.empty()) check_save_directory(config);
   streams.send_mode = config.send_mode;
-  if (config.send_mode == config::SendMode::sendfile) streams.send_file = open_send_file(config);
+  const DirectionLayout layout = DirectionLayout::of(config.direction(), connections);
+  if (config.send_mode == config::SendMode::sendfile && layout.forward)
+    streams.send_file = open_send_file(config.file, config.buffer);
 
   // 1. Control connection: preamble, test request, the server's answer.
   std::vector<tcp::endpoint> endpoints = co_await resolve(config);
@@ -215,19 +192,19 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   }
 
   // 2. Data streams, dealt round-robin to the workers. Bulk and rr connect here; transfer slots
-  // connect for each transfer once the test starts.
+  // connect for each transfer once the test starts. -R and --bidir add receiving connections.
   const unsigned threads = request.client_threads;
   // A byte-count, message-count or transfer-count test has no window: it ends when the last stream does.
   const bool counted = request.total_bytes || (config.rr && config.messages) || transfers;
   const double window_s = counted ? 0 : config.omit_s + config.duration_s;
-  Measurement measurement(connections, config.interval_s, config.omit_s, window_s);
+  DirectedMeasurement measurement(layout, config.interval_s, config.omit_s, window_s);
   if (!transfers)
     for (unsigned i = 0; i < threads; ++i)
       streams.payloads.push_back(util::make_pattern(config.rr ? config.msize : config.buffer));
   // One histogram or tally per connection, written by its worker, merged after the workers stopped.
   if (config.rr) streams.latencies = std::make_unique<stats::LatencyHistogram[]>(connections);
   if (transfers) streams.tallies = std::make_unique<workloads::TransferTally[]>(connections);
-  auto streams_done = std::make_shared<CompletionLatch>(executor, connections);
+  auto streams_done = std::make_shared<CompletionLatch>(executor, layout.total());
   std::string clamp_warning;
   report::StartInfo start = start_info(request, accepted.server_threads, /*from_client=*/true);
   start.peer = control::endpoint_text(server);
@@ -237,11 +214,11 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   start.mss_requested = config.mss;
   start.server_cpus = accepted.server_cpus;
   start.cport_first = config.cport_first;
-  start.cport_last = config.cport_first ? static_cast<std::uint16_t>(config.cport_first + connections - 1) : 0;
+  start.cport_last = config.cport_first ? static_cast<std::uint16_t>(config.cport_first + layout.total() - 1) : 0;
   start.rate_bps = config.rate_bps;
   start.send_mode = streams.send_mode;
   WorkerPool pool(threads, config.cpus);
-  for (std::uint32_t i = 0; i < connections; ++i) {
+  for (std::uint32_t i = 0; i < layout.total(); ++i) {
     Worker& worker = pool.worker_for_stream(i);
     auto done = [streams_done] { streams_done->count_down(); };
     if (transfers) {
@@ -251,11 +228,12 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
                                                                     streams.tallies[i], done));
       continue;
     }
-    tcp::socket owned =
-        co_await open_data_connection(config, server, accepted.test_id, i, worker, start, clamp_warning);
+    const bool sending = layout.is_forward(i);
+    tcp::socket owned = co_await open_data_connection(config, server, accepted.test_id, i, sending, worker, start,
+                                                      clamp_warning);
     measurement.watch_socket(i, owned.native_handle());
     if (i == 0 && config.iface_stats)
-      measurement.watch_nics(net::choose_nics(config.iface_names, owned.local_endpoint().data()));
+      measurement.live().watch_nics(net::choose_nics(config.iface_names, owned.local_endpoint().data()));
     const char* payload = streams.payloads[worker.index()].get();
     if (config.rr) {
       // A connection alone on its thread blocks in send/recv rather than paying an epoll_wait per message.
@@ -264,28 +242,31 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
                                                               config.msize, config.depth, config.messages,
                                                               streams.latencies[i], done,
                                                               alone ? &worker.signals() : nullptr));
-    } else {
-      // -F: connection i carries its contiguous part of the file and hashes it. Otherwise the
-      // worker's generated block, repeated.
-      const bool from_file = streams.file.has_value();
-      const std::uint64_t part = stats::share_of_total(request.total_bytes, connections, i);
-      const std::uint64_t offset = from_file ? stats::offset_of_share(request.total_bytes, connections, i) : 0;
-      std::optional<workloads::StreamDigest> digest;
-      if (from_file) digest.emplace(workloads::StreamDigest{util::Digest(config.hash), &measurement.digest(i)});
-      if (streams.send_mode == config::SendMode::zerocopy && !enable_zerocopy(owned)) {
-        spdlog::warn("SO_ZEROCOPY is not supported here ({}): sending by copy", std::strerror(errno));
-        streams.send_mode = start.send_mode = config::SendMode::send;
-      }
-      SenderSpec spec;
-      spec.payload = from_file ? streams.file->data() + offset : payload;
-      spec.payload_size = from_file ? static_cast<std::size_t>(part) : static_cast<std::size_t>(config.buffer);
-      spec.pacing = workloads::SendPacing{config.rate_bps};
-      spec.chunk = spec.pacing.chunk(config.buffer);
-      spec.quota = part;
-      spec.digest = std::move(digest);
-      spec.source = workloads::SendSource{streams.send_mode, streams.send_file.get(), offset};
-      add_sender(worker, config.engine, std::move(owned), measurement.counters(i), std::move(spec), done);
+      continue;
     }
+    if (!sending) {
+      ReceiverSpec spec{config.recv_mode, static_cast<std::size_t>(config.buffer), std::nullopt};
+      add_receiver(worker, config.engine, std::move(owned), measurement.counters(i), std::move(spec), done);
+      continue;
+    }
+    // -F: connection i carries its contiguous part of the file and hashes it. Otherwise the
+    // worker's generated block, repeated.
+    const bool from_file = streams.file.has_value();
+    const std::uint64_t part = stats::share_of_total(request.total_bytes, layout.forward, i);
+    const std::uint64_t offset = from_file ? stats::offset_of_share(request.total_bytes, layout.forward, i) : 0;
+    if (streams.send_mode == config::SendMode::zerocopy && !enable_zerocopy(owned)) {
+      spdlog::warn("SO_ZEROCOPY is not supported here ({}): sending by copy", std::strerror(errno));
+      streams.send_mode = start.send_mode = config::SendMode::send;
+    }
+    SenderSpec spec;
+    spec.payload = from_file ? streams.file->data() + offset : payload;
+    spec.payload_size = from_file ? static_cast<std::size_t>(part) : static_cast<std::size_t>(config.buffer);
+    spec.pacing = workloads::SendPacing{config.rate_bps};
+    spec.chunk = spec.pacing.chunk(config.buffer);
+    spec.quota = part;
+    if (from_file) spec.digest.emplace(workloads::StreamDigest{util::Digest(config.hash), &measurement.digest(i)});
+    spec.source = workloads::SendSource{streams.send_mode, streams.send_file.get(), offset};
+    add_sender(worker, config.engine, std::move(owned), measurement.counters(i), std::move(spec), done);
   }
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
   pool.start();
@@ -299,18 +280,28 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
                                        std::chrono::duration<double>(window_s));
   measurement.begin(clock);
   pool.begin(clock);
-  reporter.start(start);
-  spdlog::info("test started: {} connections over {} threads", connections, threads);
+  const bool live_forward = layout.live_forward();
+  reporter.start(direction_start(start, layout.connections(live_forward), live_forward == start.local_is_sender));
+  spdlog::info("test started: {} connections over {} threads", layout.total(), threads);
 
-  // 4. Streams run (senders their window, then a half-close; transfer slots until the count is
-  // taken) while intervals tick. Anything arriving on the control connection meanwhile is the
-  // server ending the test (an error frame, or a close). From here on a failure still reports what
-  // this side measured, marked incomplete.
-  interruption.end_window = [&pool] { pool.end_window(); };
+  // 4. Streams run (senders their window, then a half-close; receivers to the server's
+  // half-close; transfer slots until the count is taken) while intervals tick. Anything arriving
+  // on the control connection meanwhile is the server ending the test (an error frame, or a
+  // close). From here on a failure still reports what this side measured, marked incomplete.
+  bool stop_sent = false;
+  interruption.end_window = [&] {
+    pool.end_window();
+    // The server's senders end their window when told. The write starts on the next turn of
+    // this thread's loop and is one small frame, done before any later control write.
+    if (layout.reverse && !stop_sent) {
+      stop_sent = true;
+      asio::co_spawn(executor, control.write(control::stop_message()), asio::detached);
+    }
+  };
   report::TestReport report;
-  report.start = start;
-  std::optional<control::SideResults> mine;
-  std::optional<control::SideResults> theirs;
+  std::optional<control::DirectedResults> mine;
+  std::optional<control::DirectedResults> theirs;
+  std::string ended_because;
   try {
     auto limit = counted ? std::chrono::steady_clock::duration(std::chrono::hours(24 * 365))
                          : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -323,87 +314,108 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
       control::fail_unexpected(*message.value, "during the test");
     }
     if (outcome.index() != 0 || !std::get<0>(outcome))
-      throw std::runtime_error("the senders did not finish within the window");
+      throw std::runtime_error(layout.reverse ? "the connections did not finish within the window"
+                                              : "the senders did not finish within the window");
     interruption.end_window = nullptr;
 
     // 5. Exchange figures: ours go first, the server answers once every stream reached EOF.
-    mine = measurement.finish(reporter, /*sender=*/start.local_is_sender);
-    control::SideResults summary;  // the server needs the totals and CPU, not our intervals
-    summary.streams = mine->streams;
-    summary.cpu = mine->cpu;
-    summary.wall_s = mine->wall_s;
-    summary.congestion = mine->congestion;
-    summary.digests = mine->digests;
-    summary.cores = mine->cores;
+    mine = measurement.finish(reporter, /*local_sends_forward=*/start.local_is_sender);
+    // The server needs the totals and CPU, not our intervals.
+    auto summary_of = [](const control::SideResults& side) {
+      control::SideResults summary;
+      summary.streams = side.streams;
+      summary.cpu = side.cpu;
+      summary.wall_s = side.wall_s;
+      summary.congestion = side.congestion;
+      summary.digests = side.digests;
+      summary.cores = side.cores;
+      return summary;
+    };
+    control::DirectedResults summary;
+    summary.forward = summary_of(mine->forward);
+    if (mine->reverse) summary.reverse = summary_of(*mine->reverse);
     const char* done_type = transfers ? "transfers_done" : "sender_done";
     co_await control.write(control::to_json(summary, done_type));
-    theirs = control::parse_side_results(co_await control.read(kResultsLimit), "results", connections);
+    theirs = control::parse_directed_results(co_await control.read(kResultsLimit), "results", layout.forward,
+                                             layout.reverse);
   } catch (const std::exception& error) {
     report.incomplete = true;
-    report.ended_because = describe(error);
+    ended_because = describe(error);
   }
   interruption.end_window = nullptr;
   if (report.incomplete) {
     // Stop the streams (senders may still be writing) and keep what they counted.
     pool.end_window();
     co_await streams_done->wait(kSenderStopLimit);
-    if (!mine) mine = measurement.finish(reporter, /*sender=*/start.local_is_sender);
-    spdlog::error("{}", report.ended_because);
+    if (!mine) mine = measurement.finish(reporter, /*local_sends_forward=*/start.local_is_sender);
+    spdlog::error("{}", ended_because);
   } else if (interruption.signal) {
     report.incomplete = true;
-    report.ended_because = std::string("interrupted by ") + (interruption.signal == SIGINT ? "SIGINT" : "SIGTERM");
-    spdlog::warn("{}: the figures cover the time run", report.ended_because);
+    ended_because = std::string("interrupted by ") + (interruption.signal == SIGINT ? "SIGINT" : "SIGTERM");
+    spdlog::warn("{}: the figures cover the time run", ended_because);
   }
   pool.stop();
+
+  // 6. Report: one per direction; the sender's figures beside the receiver's. The client sends
+  // forward (but for --transfers) and the server sends reverse.
+  std::optional<report::TestReport> forward, reverse;
+  if (layout.forward) {
+    std::optional<control::SideResults> server_side;
+    if (theirs) server_side = std::move(theirs->forward);
+    std::optional<control::SideResults> client_side = std::move(mine->forward);
+    forward = start.local_is_sender
+                  ? direction_report(start, layout, true, std::move(client_side), std::move(server_side))
+                  : direction_report(start, layout, true, std::move(server_side), std::move(client_side));
+  }
+  if (layout.reverse) {
+    std::optional<control::SideResults> server_side;
+    if (theirs) server_side = std::move(theirs->reverse);
+    reverse = direction_report(start, layout, false, std::move(server_side), std::move(mine->reverse));
+  }
+  // Checked before the reports move into the one handed over.
+  bool failed = false;
+  for (const report::TestReport* direction : {forward ? &*forward : nullptr, reverse ? &*reverse : nullptr}) {
+    if (!direction) continue;
+    const char* sender = direction->start.local_is_sender ? "the client" : "the server";
+    const char* receiver = direction->start.local_is_sender ? "the server" : "the client";
+    const std::uint32_t first = direction == &*forward ? 0 : layout.forward;
+    for (std::uint32_t stream : direction->mismatched_streams) {
+      if (report.incomplete) break;
+      spdlog::error("connection {}: {} sent {} bytes but {} received {}", first + stream + 1, sender,
+                    direction->sender.totals[stream].bytes, receiver, direction->receiver.totals[stream].bytes);
+      failed = true;
+    }
+    std::size_t failed_streams = stats::summarize(direction->sender.totals).failed_streams +
+                                 stats::summarize(direction->receiver.totals).failed_streams;
+    if (failed_streams && !report.incomplete) {
+      spdlog::error("{} connections ended with an error", failed_streams);
+      failed = true;
+    }
+  }
+  report::TestReport live = final_report(std::move(forward), std::move(reverse));
+  live.incomplete = report.incomplete;
+  live.ended_because = ended_because;
   if (config.rr) {
     stats::LatencyHistogram all;
     for (std::uint32_t i = 0; i < connections; ++i) all.merge(streams.latencies[i]);
-    report.rr = report::summarize_rr(all, config.msize, config.depth, mine->wall_s);
+    live.rr = report::summarize_rr(all, config.msize, config.depth, live.local().wall_s);
   }
   if (transfers) {
-    report.transfers = summarize_transfers(*streams.plan, streams.tallies.get(), connections, mine->wall_s);
-    if (report.transfers.partial_files_removed)
-      spdlog::warn("removed {} partially written files under {}", report.transfers.partial_files_removed,
+    live.transfers = summarize_transfers(*streams.plan, streams.tallies.get(), connections, live.local().wall_s);
+    if (live.transfers.partial_files_removed)
+      spdlog::warn("removed {} partially written files under {}", live.transfers.partial_files_removed,
                    config.save_dir);
   }
-  if (streams.file) {
-    report.digests.hash = std::string(util::to_string(config.hash));
-    report.digests.sent = mine->digests;
-    if (theirs) report.digests.received = theirs->digests;
-  }
+  reporter.end(live);
+  if (live.incomplete) co_return 1;
 
-  // 6. Report.
-  if (theirs) {
-    report.mismatched_streams = mismatches(*mine, *theirs);
-    report.tests_beside = theirs->tests_beside;
-  }
-  report::SideReport& local = start.local_is_sender ? report.sender : report.receiver;
-  report::SideReport& remote = start.local_is_sender ? report.receiver : report.sender;
-  local = side_report(std::move(*mine));
-  if (theirs) remote = side_report(std::move(*theirs));
-  reporter.end(report);
-  if (report.incomplete) co_return 1;
-
-  bool failed = false;
-  for (std::uint32_t stream : report.mismatched_streams) {
-    spdlog::error("connection {}: {} sent {} bytes but {} received {}", stream + 1,
-                  transfers ? "the server" : "the client", report.sender.totals[stream].bytes,
-                  transfers ? "the client" : "the server", report.receiver.totals[stream].bytes);
+  if (transfers && live.transfers.completed != live.transfers.requested) {
+    spdlog::error("{} of {} transfers completed; {}", live.transfers.completed, live.transfers.requested,
+                  live.transfers.first_error.empty() ? "the rest did not start" : live.transfers.first_error);
     failed = true;
   }
-  std::size_t failed_streams = stats::summarize(report.sender.totals).failed_streams +
-                               stats::summarize(report.receiver.totals).failed_streams;
-  if (failed_streams) {
-    spdlog::error("{} connections ended with an error", failed_streams);
-    failed = true;
-  }
-  if (transfers && report.transfers.completed != report.transfers.requested) {
-    spdlog::error("{} of {} transfers completed; {}", report.transfers.completed, report.transfers.requested,
-                  report.transfers.first_error.empty() ? "the rest did not start" : report.transfers.first_error);
-    failed = true;
-  }
-  if (streams.file && !report.digests.matches()) {
-    spdlog::error("the {} digests of what was sent and what the server received differ", report.digests.hash);
+  if (streams.file && !live.digests.matches()) {
+    spdlog::error("the {} digests of what was sent and what the server received differ", live.digests.hash);
     failed = true;
   }
   co_return failed ? 1 : 0;

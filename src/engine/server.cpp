@@ -225,7 +225,8 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   std::string code = "failed";
   try {
     control::TestRequest request = co_await read_request(control);
-    spdlog::info("test from {}: {} connections, {}", peer, request.connections,
+    spdlog::info("test from {}: {} connections{}, {}", peer, request.connections,
+                 request.direction == config::Direction::forward ? "" : " " + std::string(config::to_string(request.direction)),
                  request.transfers      ? std::to_string(request.transfers) + " transfers of " +
                                               std::to_string(request.transfer_size) + " bytes"
                  : request.total_bytes ? std::to_string(request.total_bytes) + " bytes"

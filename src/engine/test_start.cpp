@@ -9,6 +9,7 @@ report::StartInfo start_info(const control::TestRequest& request, unsigned serve
   start.from_client = from_client;
   // Bulk and rr tests: the client sends. Transfers: the server does.
   start.local_is_sender = request.transfers ? !from_client : from_client;
+  start.bidir = request.direction == config::Direction::bidir;
   start.connections = request.connections;
   start.client_threads = request.client_threads;
   start.server_threads = server_threads;
@@ -42,6 +43,17 @@ void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {
   start.no_delay = net::read_no_delay(socket.native_handle());
   start.fq_rate_bps = net::read_pacing_rate_bps(socket.native_handle());
   start.bind_device = net::read_bound_device(socket.native_handle());
+}
+
+report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,
+                                  bool local_sends) {
+  std::vector<report::StreamEndpoints> connected;
+  for (std::uint32_t connection : connections)
+    if (connection < start.connected.size()) connected.push_back(start.connected[connection]);
+  start.connected = std::move(connected);
+  start.connections = static_cast<std::uint32_t>(connections.size());
+  start.local_is_sender = local_sends;
+  return start;
 }
 
 report::SideReport side_report(control::SideResults results) {

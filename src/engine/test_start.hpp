@@ -3,6 +3,9 @@
 // side's figures to the reporters.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include <asio/ip/tcp.hpp>
 
 #include "control/protocol.hpp"
@@ -14,6 +17,10 @@ report::StartInfo start_info(const control::TestRequest& request, unsigned serve
 
 // Appends the connection's endpoints; the first connection also gives the socket buffers and MSS.
 void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket);
+
+// The start of one direction's report: `start` less the connections of the other direction.
+report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,
+                                  bool local_sends);
 
 // One side's figures as the reporters take them.
 report::SideReport side_report(control::SideResults results);

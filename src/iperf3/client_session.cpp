@@ -11,6 +11,7 @@
 #include "control/channel.hpp"
 #include "engine/client_signals.hpp"
 #include "engine/connect.hpp"
+#include "engine/directions.hpp"
 #include "engine/test_start.hpp"
 #include "iperf3/channel.hpp"
 #include "iperf3/messages.hpp"
@@ -176,7 +177,7 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
                                        std::chrono::duration<double>(options.window_s));
   streams.begin(clock);
   const bool live_sends = !params.reverse;
-  reporter.start(direction_start(start, streams.connections(live_sends), live_sends));
+  reporter.start(engine::direction_start(start, streams.connections(live_sends), live_sends));
   asio::steady_timer window(executor);
   interruption.end_window = [&streams, &window] {
     streams.end_window();
@@ -213,9 +214,11 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
   expect_state(state, State::display_results, "after the results");
   co_await control.write_state(State::iperf_done);
 
-  // 5. testio's report, a direction at a time; the server's counts stand beside ours.
+  // 5. testio's report: forward is testio sending; with --bidir the reverse rides along. The
+  // server's counts stand beside ours.
   bool clean = true;
-  for (bool local_sends : {live_sends, !live_sends}) {
+  std::optional<report::TestReport> forward, reverse;
+  for (bool local_sends : {true, false}) {
     const DirectionResults& local = local_sends ? streams.sent() : streams.received();
     if (!local.present) continue;
     report::TestReport report = direction_report(start, local, local_sends, server_results);
@@ -223,14 +226,11 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
       report.incomplete = true;
       report.ended_because = interruption.signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM";
     }
-    if (local_sends != live_sends) {
-      reporter.start(report.start);
-      for (const stats::IntervalRecord& record : local.side.intervals) reporter.interval(record);
-    }
-    reporter.end(report);
     clean = clean && stats::summarize(report.sender.totals).failed_streams == 0 &&
             stats::summarize(report.receiver.totals).failed_streams == 0;
+    (local_sends ? forward : reverse) = std::move(report);
   }
+  reporter.end(engine::final_report(std::move(forward), std::move(reverse)));
   if (!clean) spdlog::error("some connections ended with an error");
   co_return (clean && !interruption.signal) ? 0 : 1;
 }

@@ -1,24 +1,15 @@
 #include "iperf3/reports.hpp"
 
+#include "engine/test_start.hpp"
+
 #include <algorithm>
 
 namespace testio::iperf3 {
 
-report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,
-                                  bool local_sends) {
-  std::vector<report::StreamEndpoints> connected;
-  for (std::uint32_t connection : connections)
-    if (connection < start.connected.size()) connected.push_back(start.connected[connection]);
-  start.connected = std::move(connected);
-  start.connections = static_cast<std::uint32_t>(connections.size());
-  start.local_is_sender = local_sends;
-  return start;
-}
-
 report::TestReport direction_report(report::StartInfo start, const DirectionResults& local, bool local_sends,
                                     const Results& peer) {
   report::TestReport report;
-  report.start = direction_start(std::move(start), local.connections, local_sends);
+  report.start = engine::direction_start(std::move(start), local.connections, local_sends);
 
   report::SideReport mine;
   mine.present = true;

@@ -8,10 +8,6 @@
 
 namespace testio::iperf3 {
 
-// The start of one direction's report: `start` less the connections of the other direction.
-report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,
-                                  bool local_sends);
-
 // `start` lists every connection of the test; the report keeps those of `local`'s direction.
 report::TestReport direction_report(report::StartInfo start, const DirectionResults& local, bool local_sends,
                                     const Results& peer);

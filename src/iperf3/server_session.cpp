@@ -13,6 +13,7 @@
 
 #include "control/channel.hpp"
 #include "engine/completion_latch.hpp"
+#include "engine/directions.hpp"
 #include "engine/test_start.hpp"
 #include "iperf3/channel.hpp"
 #include "iperf3/messages.hpp"
@@ -266,7 +267,7 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
   streams.begin(clock);
   // The live report follows the client's sending streams, or the server's in a reverse test.
   const bool live_sends = params.reverse;
-  reporter_.start(direction_start(start, streams.connections(live_sends), live_sends));
+  reporter_.start(engine::direction_start(start, streams.connections(live_sends), live_sends));
   test.reported = true;
   auto outcome = co_await (control::capture(control.read_state(test_end_limit(params), "waiting for TEST_END")) ||
                            streams.sample(reporter_, live_sends));
@@ -296,19 +297,16 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
     // A client that just closes is done too.
   }
 
-  // 5. testio's own report, a direction at a time.
+  // 5. testio's own report: forward is the client sending; with --bidir the reverse rides along.
   bool clean = true;
-  for (bool local_sends : {live_sends, !live_sends}) {
+  std::optional<report::TestReport> forward, reverse;
+  for (bool local_sends : {false, true}) {
     const DirectionResults& local = local_sends ? streams.sent() : streams.received();
     if (!local.present) continue;
-    report::TestReport report = direction_report(start, local, local_sends, client);
-    if (local_sends != live_sends) {
-      reporter_.start(report.start);
-      for (const stats::IntervalRecord& record : local.side.intervals) reporter_.interval(record);
-    }
-    reporter_.end(report);
     clean = clean && stats::summarize(local.side.streams).failed_streams == 0;
+    (local_sends ? reverse : forward) = direction_report(start, local, local_sends, client);
   }
+  reporter_.end(engine::final_report(std::move(forward), std::move(reverse)));
   co_return clean;
 }
 

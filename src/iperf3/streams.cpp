@@ -8,6 +8,7 @@
 
 #include <asio/experimental/awaitable_operators.hpp>
 
+#include "report/null_reporter.hpp"
 #include "util/pattern.hpp"
 #include "net/socket_options.hpp"
 #include "engine/bulk_streams.hpp"
@@ -16,15 +17,6 @@ namespace testio::iperf3 {
 namespace {
 
 using asio::ip::tcp;
-
-// Intervals of the direction the reporter does not show live are kept, not printed.
-class Discard final : public report::Reporter {
- public:
-  void start(const report::StartInfo&) override {}
-  void interval(const stats::IntervalRecord&) override {}
-  void end(const report::TestReport&) override {}
-  void error(const std::string&) override {}
-};
 
 std::vector<std::uint32_t> connections_where(const std::vector<bool>& sends, bool value) {
   std::vector<std::uint32_t> connections;
@@ -109,7 +101,7 @@ void DataStreams::begin(const workloads::TestClock& clock) {
 
 asio::awaitable<void> DataStreams::sample(report::Reporter& reporter, bool live_sends) {
   using namespace asio::experimental::awaitable_operators;
-  Discard quiet;
+  report::NullReporter quiet;  // the direction not shown live keeps its intervals
   report::Reporter& for_sending = live_sends ? reporter : quiet;
   report::Reporter& for_receiving = live_sends ? quiet : reporter;
   if (sends_any() && receives_any())
@@ -147,7 +139,7 @@ std::uint64_t DataStreams::unacknowledged() const noexcept {
 }
 
 void DataStreams::finish(report::Reporter& reporter, bool live_sends, const Results* peer_sent) {
-  Discard quiet;
+  report::NullReporter quiet;  // the direction not shown live keeps its intervals
   if (sends_any()) {
     sent_ = {true, sending_.finish(live_sends ? reporter : quiet, /*sender=*/true), send_index_};
     if (window_end_s_)

@@ -75,6 +75,21 @@ json side_extra(const SideReport& side, const std::vector<stats::StreamFigures>&
   return extra;
 }
 
+// --bidir: iperf3's two reverse sums, and the whole reverse direction under testio: its start,
+// the reporting side's intervals and its end, shaped as the forward ones at the top level.
+void add_bidir_reverse(json& end, const TestReport& reverse) {
+  json reverse_end = end_json(reverse);
+  end["sum_sent_bidir_reverse"] = reverse_end["sum_sent"];
+  end["sum_received_bidir_reverse"] = reverse_end["sum_received"];
+  json intervals = json::array();
+  std::vector<std::uint32_t> retransmit_state;
+  for (const stats::IntervalRecord& record : reverse.local().intervals)
+    intervals.push_back(interval_json(record, reverse.start.local_is_sender, retransmit_state));
+  end["testio"]["bidir_reverse"] = {{"start", start_json(reverse.start)},
+                                    {"intervals", std::move(intervals)},
+                                    {"end", std::move(reverse_end)}};
+}
+
 }  // namespace
 
 json start_json(const StartInfo& start) {
@@ -210,7 +225,8 @@ json end_json(const TestReport& report) {
   sum_sent["retransmits"] = retransmits;
   json sum_received = sum_json(received_sum, false);
 
-  std::uint64_t moved = sent_sum.bytes;
+  // --bidir: each process's CPU served both directions, so it is spread over both's bytes.
+  std::uint64_t moved = sent_sum.bytes + report.other_direction_bytes;
   stats::CpuUsage local = stats::cpu_usage(report.local().cpu, report.local().wall_s, moved);
   stats::CpuUsage remote = stats::cpu_usage(report.remote().cpu, report.remote().wall_s, moved);
 
@@ -238,7 +254,7 @@ json end_json(const TestReport& report) {
     remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state));
   extra["remote_intervals"] = std::move(remote_intervals);
 
-  return {{"streams", std::move(streams)},
+  json end = {{"streams", std::move(streams)},
           {"sum_sent", std::move(sum_sent)},
           {"sum_received", std::move(sum_received)},
           {"cpu_utilization_percent",
@@ -248,6 +264,8 @@ json end_json(const TestReport& report) {
           {"sender_tcp_congestion", report.sender.congestion},
           {"receiver_tcp_congestion", report.receiver.congestion},
           {"testio", std::move(extra)}};
+  if (report.bidir_reverse) add_bidir_reverse(end, *report.bidir_reverse);
+  return end;
 }
 
 void JsonReporter::emit(const char* event, json data) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ struct StartInfo {
            !server_cpus.empty() || cport_first || rate_bps > 0 || fq_rate_bps > 0;
   }
   std::int64_t timestamp = 0;       // Unix seconds at the start
-  bool bidir = false;               // an iperf3 test both ways, reported one direction at a time
+  bool bidir = false;               // a test both ways (--bidir), reported one direction at a time
 };
 
 // What one side measured: totals over the whole test (omitted part included), its intervals, CPU.
@@ -130,6 +131,12 @@ struct TestReport {
   // Set when the test ended early (the peer vanished, a signal): the figures cover the time run.
   bool incomplete = false;
   std::string ended_because;
+  // --bidir: the report above is the forward direction (client to server); this one is the
+  // reverse, with the intervals of the side reporting, shown after it.
+  std::shared_ptr<const TestReport> bidir_reverse;
+  // --bidir: bytes the other direction moved over the same time. Each side's CPU covers both
+  // directions, so its cost per GB counts these too.
+  std::uint64_t other_direction_bytes = 0;
 
   const SideReport& local() const noexcept { return start.local_is_sender ? sender : receiver; }
   const SideReport& remote() const noexcept { return start.local_is_sender ? receiver : sender; }

@@ -67,8 +67,10 @@ void TextReporter::start(const StartInfo& start) {
   else
     out_ << "until the client stops";
   if (start.omit_s > 0) out_ << " after " << start.omit_s << " s omitted";
-  // Only iperf3 tests (-R, --bidir) send the other way; say which way this report looks.
+  // -R and --bidir send the other way; say which way this report looks.
   if (start.local_is_sender != start.from_client) out_ << ", the server sending";
+  else if (start.bidir) out_ << ", the client sending";
+  if (start.bidir) out_ << " (one way of --bidir)";
   if (start.rr)
     out_ << ", request/response of " << util::format_size(start.msize) << ", depth " << start.depth;
   else
@@ -175,7 +177,9 @@ void TextReporter::end(const TestReport& report) {
   const char* remote_name = report.start.from_client ? "server" : "client";
   std::string local_who = std::string("local (") + local_name + ")";
   std::string remote_who = std::string("remote (") + remote_name + ")";
-  std::uint64_t moved = sent_sum.bytes;
+  // --bidir: each process's CPU served both directions, so it is spread over both's bytes.
+  std::uint64_t moved = sent_sum.bytes + report.other_direction_bytes;
+  if (report.other_direction_bytes) out_ << "cpu below: both directions, per GB moved both ways\n";
   if (report.local().present) out_ << cpu_line(local_who.c_str(), report.local(), moved);
   if (report.remote().present) out_ << cpu_line(remote_who.c_str(), report.remote(), moved);
   if (options_.verbose) {
@@ -233,6 +237,14 @@ void TextReporter::end(const TestReport& report) {
          << " beside this one\n";
   if (report.incomplete) out_ << "INCOMPLETE: " << report.ended_because << "; the figures cover the time run\n";
   out_.flush();
+  // --bidir: the reverse direction follows as a test of its own, its intervals replayed.
+  if (report.bidir_reverse) {
+    const TestReport& reverse = *report.bidir_reverse;
+    out_ << "= = = = = = = = = = = = = = = = = = = = = = = = =\n";
+    start(reverse.start);
+    for (const stats::IntervalRecord& record : reverse.local().intervals) interval(record);
+    end(reverse);
+  }
 }
 
 }  // namespace testio::report
