@@ -104,7 +104,7 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
       {{"-c", "h", "-n", "0"}, "more than 0"},
       {{"-c", "h", "-n", "1M", "-t", "3"}, "exclude"},
       {{"-c", "h", "-T", "0"}, "at least 1"},
-      {{"-c", "h", "--recv-mode", "mmap"}, "recv_into"},
+      {{"-c", "h", "--recv-mode", "nosuch"}, "recv_into"},
       {{"-c", "h", "-4", "-6"}, "exclude"},
       {{"-c", "h", "-p", "70000"}, "65535"},
       {{"-c", "h", "-1"}, "server option"},
@@ -124,6 +124,14 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
       {{"-s", "--hash", "sha256"}, "--raw"},
       {{"-c", "h", "-F", "f", "--transfers", "2", "--size", "1"}, "-F"},
       {{"-c", "h", "-F", "f", "-O", "1"}, "-O"},
+      {{"-c", "h", "-R", "--bidir"}, "exclude"},
+      {{"-c", "h", "-R", "--rr"}, "bulk tests"},
+      {{"-c", "h", "--bidir", "-F", "f"}, "-F"},
+      {{"-s", "--bidir"}, "client option"},
+      {{"-c", "h", "--bidir", "513"}, "twice"},
+      {{"-c", "h", "--engine", "fast"}, "asio, threads, uring"},
+      {{"-c", "h", "--engine", "asio", "--rr"}, "bulk tests"},
+      {{"-s", "--engine", "asio"}, "client option"},
   };
   for (const Case& c : cases) {
     std::string message = usage_error(c.args);

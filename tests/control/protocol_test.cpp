@@ -55,7 +55,7 @@ TEST(TestRequestMessage, EveryFieldIsCheckedAgainstTypesAndCaps) {
       {"connections", "4"},        {"connections", 2.5},      {"duration_s", -1},
       {"duration_s", 1e12},        {"duration_s", "10"},      {"buffer", 0},
       {"buffer", 1ull << 40},      {"window", 1ull << 40},    {"threads", 100000},
-      {"recv_mode", "mmap"},       {"recv_mode", 3},          {"client_version", std::string(1000, 'x')},
+      {"recv_mode", "nosuch"},     {"recv_mode", 3},          {"client_version", std::string(1000, 'x')},
       {"total_bytes", -5},         {"type", "start"},         {"client_threads", 0},
   };
   for (const Case& c : cases) {
@@ -248,6 +248,68 @@ TEST(SideResultsMessage, NicsAndCoresRoundTripAndAreOptional) {
   rejects([](nlohmann::json& m) { m["cores"][0][0] = stats::kMaxCores; });
   rejects([](nlohmann::json& m) { m["cores"][0] = "busy"; });
   rejects([](nlohmann::json& m) { m["cores"] = std::vector<nlohmann::json>(stats::kMaxCores + 1, m["cores"][0]); });
+}
+
+TEST(TestRequestMessage, DirectionTravelsWithTheServersSenderSettings) {
+  TestRequest request;
+  request.connections = 3;
+  request.duration_s = 2;
+  request.direction = config::Direction::bidir;
+  request.send_mode = config::SendMode::sendfile;
+  request.rate_bps = 5e8;
+  request.fq_rate_bps = 1e9;
+  TestRequest back = parse_test_request(to_json(request), limits);
+  EXPECT_EQ(back.direction, config::Direction::bidir);
+  EXPECT_EQ(back.send_mode, config::SendMode::sendfile);
+  EXPECT_EQ(back.rate_bps, 5e8);
+  EXPECT_EQ(back.fq_rate_bps, 1e9);
+  // A forward request says nothing of directions, as before they existed.
+  EXPECT_FALSE(valid_request().contains("direction"));
+  EXPECT_EQ(parse_test_request(valid_request(), limits).direction, config::Direction::forward);
+
+  nlohmann::json message = to_json(request);
+  message["direction"] = "sideways";
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+  message = to_json(request);
+  message["rate_bps"] = -1;
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+  message = to_json(request);
+  message["connections"] = limits.max_connections / 2 + 1;  // twice that many would be opened
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+  message = to_json(request);
+  message["workload"] = "rr";
+  message["msize"] = 100;
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+}
+
+TEST(DirectedResultsMessage, ReverseFiguresTravelUnderTheirOwnKey) {
+  DirectedResults results;
+  results.forward.streams.resize(2);
+  results.forward.streams[1].bytes = 7;
+  results.reverse.emplace();
+  results.reverse->streams.resize(2);
+  results.reverse->streams[0].bytes = 11;
+  DirectedResults back = parse_directed_results(to_json(results, "results"), "results", 2, 2);
+  EXPECT_EQ(back.forward.streams[1].bytes, 7u);
+  ASSERT_TRUE(back.reverse);
+  EXPECT_EQ(back.reverse->streams[0].bytes, 11u);
+
+  // Missing where expected, present where not, or of the wrong count: each a ProtocolError.
+  DirectedResults forward_only;
+  forward_only.forward.streams.resize(2);
+  EXPECT_THROW(parse_directed_results(to_json(forward_only, "results"), "results", 2, 2), ProtocolError);
+  EXPECT_THROW(parse_directed_results(to_json(results, "results"), "results", 2, 0), ProtocolError);
+  EXPECT_THROW(parse_directed_results(to_json(results, "results"), "results", 2, 3), ProtocolError);
+  nlohmann::json hostile = to_json(results, "results");
+  hostile["reverse"] = "everything";
+  EXPECT_THROW(parse_directed_results(hostile, "results", 2, 2), ProtocolError);
+}
+
+TEST(StopMessage, IsRecognisedAndNothingElseIs) {
+  EXPECT_TRUE(is_stop(stop_message()));
+  EXPECT_FALSE(is_stop(start_message()));
+  EXPECT_FALSE(is_stop(nlohmann::json::object()));
+  EXPECT_FALSE(is_stop(nlohmann::json{{"type", 5}}));
 }
 
 }  // namespace

@@ -164,6 +164,13 @@ def descriptors_and_threads(pid):
     return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
 
 
+def engine_refuses(engine, *options):
+    """True when testio refuses --engine ENGINE with these options up front (exit 2) on this build and host."""
+    done = subprocess.run([BINARY, "-c", "127.0.0.1", "-p", "1", "-n", "1K", "--engine", engine, *options],
+                          capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    return done.returncode == 2
+
+
 TESTS = []
 
 
