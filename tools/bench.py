@@ -8,6 +8,10 @@ and testio's ratio to each. Traffic goes to 127.0.0.1 only; every run is bounded
   tools/bench.py                      # 1 2 8 32 connections, default and 2 MiB buffers
   tools/bench.py --connections 2 32 --seconds 5 --repeat 3 --markdown
   tools/bench.py --recv-modes --markdown   # testio alone: receive modes, Gbit/s and CPU per GB
+  tools/bench.py --io-paths --rate 4G --markdown  # every engine x receive mode at one total rate:
+                                                  # Gbit/s and CPU-seconds per GB on each side
+
+The tools table runs testio twice, with its default receive mode and with --recv-mode trunc.
 """
 import argparse
 import json
@@ -66,9 +70,9 @@ class Tool:
         return self.parse(done.stdout)
 
 
-def testio_client(binary):
+def testio_client(binary, *extra):
     def argv(port, n, seconds, buffer):
-        args = [binary, "-c", "127.0.0.1", "-p", str(port), str(n), "-t", str(seconds)]
+        args = [binary, "-c", "127.0.0.1", "-p", str(port), str(n), "-t", str(seconds), *extra]
         return args + (["-l", buffer] if buffer else [])
     return argv
 
@@ -146,6 +150,81 @@ def recv_mode_table(args):
     print(f"(median of {args.repeat} runs of {args.seconds} s; CPU is the server process, which only receives)")
 
 
+ENGINES = ["asio", "threads", "uring"]
+RECV_MODES = ["recv", "recv_into", "trunc", "splice", "mmap"]
+
+
+def refusal(binary, *options):
+    """testio's one-sentence refusal of these options (exit 2), or None when it runs them."""
+    done = subprocess.run([binary, "-c", "127.0.0.1", "-p", "1", "-n", "1K", *options], capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    return done.stderr.strip().removeprefix("testio: ") if done.returncode == 2 else None
+
+
+def io_path_table(args):
+    """testio alone: each engine with each receive mode, every connection paced so the total is
+    --rate, in rotating order. At an equal rate the CPU-seconds per GB of each side compare the
+    I/O paths (recv vs recv_into, blocking threads vs event loops vs io_uring) fairly; the calls
+    and bytes per call show how each moved the data."""
+    total_bps = parse_rate(args.rate)
+    combos = []
+    for engine in ENGINES:
+        for mode in RECV_MODES:
+            why = refusal(args.testio, "--engine", engine, "--recv-mode", mode)
+            if why:
+                print(f"# {engine} + {mode}: refused ({why})", file=sys.stderr, flush=True)
+            else:
+                combos.append((engine, mode))
+    server = Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], None)
+    rows = []
+    server.start()
+    try:
+        for n in args.connections:
+            per_connection = f"{total_bps / n:.0f}"
+            samples = {combo: [] for combo in combos}
+            for round_index in range(args.repeat):
+                shift = round_index % len(combos)
+                for engine, mode in combos[shift:] + combos[:shift]:
+                    argv = [args.testio, "-c", "127.0.0.1", "-p", str(server.port), str(n), "-t", str(args.seconds),
+                            "-b", per_connection, "--engine", engine, "--recv-mode", mode, "--json"]
+                    done = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds + 60)
+                    if done.returncode != 0:
+                        raise RuntimeError(f"testio failed: {' '.join(argv)}\n{done.stderr}")
+                    end = json.loads(done.stdout)["end"]
+                    sender, receiver = end["testio"]["sender"], end["testio"]["receiver"]
+                    samples[(engine, mode)].append((
+                        end["sum_received"]["bits_per_second"] / 1e9, sender["cpu"]["cpu_seconds_per_gb"],
+                        receiver["cpu"]["cpu_seconds_per_gb"], sender["bytes_per_call"], receiver["bytes_per_call"]))
+            for combo in combos:
+                rows.append((n, *combo, *(statistics.median(s[i] for s in samples[combo]) for i in range(5))))
+                print(f"# {n} connections, {combo[0]} {combo[1]}: {rows[-1][3]:.2f} Gbit/s, "
+                      f"{rows[-1][4]:.3f}/{rows[-1][5]:.3f} CPU-s/GB", file=sys.stderr, flush=True)
+    finally:
+        server.stop()
+    header = ("connections", "engine", "recv mode", "Gbit/s", "sender CPU-s/GB", "receiver CPU-s/GB",
+              "bytes/send call", "bytes/recv call")
+    if args.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|---:|---|---|---:|---:|---:|---:|---:|")
+        for n, engine, mode, rate, send_cpu, recv_cpu, send_call, recv_call in rows:
+            print(f"| {n} | {engine} | {mode} | {rate:.2f} | {send_cpu:.3f} | {recv_cpu:.3f} | "
+                  f"{send_call:,.0f} | {recv_call:,.0f} |")
+    else:
+        for n, engine, mode, rate, send_cpu, recv_cpu, send_call, recv_call in rows:
+            print(f"{n:>5} {engine:>8} {mode:>10} {rate:7.2f} Gbit/s  CPU-s/GB send {send_cpu:6.3f} "
+                  f"recv {recv_cpu:6.3f}  B/call {send_call:10,.0f} {recv_call:10,.0f}")
+    print(f"(median of {args.repeat} runs of {args.seconds} s, every connection paced with -b so the total is "
+          f"{args.rate}; the client process only sends and the server only receives)")
+
+
+def parse_rate(text):
+    units = {"k": 1e3, "m": 1e6, "g": 1e9}
+    text = text.strip().lower()
+    if text[-1:] in units:
+        return float(text[:-1]) * units[text[-1]]
+    return float(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connections", type=int, nargs="+", default=[1, 2, 8, 32])
@@ -157,6 +236,9 @@ def main():
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--recv-modes", action="store_true",
                         help="compare testio's receive modes instead of comparing tools")
+    parser.add_argument("--io-paths", action="store_true",
+                        help="compare testio's engines and receive modes at one total rate (--rate)")
+    parser.add_argument("--rate", default="4G", help="--io-paths: the total rate every run is paced to")
     args = parser.parse_args()
     if args.repeat < 1 or args.repeat > 20 or args.seconds < 1 or args.seconds > 60:
         parser.error("--repeat must be 1..20 and --seconds 1..60")
@@ -166,13 +248,20 @@ def main():
     if args.recv_modes:
         recv_mode_table(args)
         return
+    if args.io_paths:
+        io_path_table(args)
+        return
 
+    testio_trunc = Tool("testio trunc", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"],
+                        testio_client(args.testio, "--recv-mode", "trunc"))
     tool_list = [
         Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], testio_client(args.testio)),
+        testio_trunc,
         Tool("iperf3", ["iperf3", "-s", "-B", "127.0.0.1", "-p", "PORT"], iperf3_client),
         Tool("iperf2", ["iperf", "-s", "-B", "127.0.0.1", "-p", "PORT"], iperf2_client),
     ]
-    tool_list[0].parse, tool_list[1].parse, tool_list[2].parse = parse_testio, parse_iperf3, parse_iperf2
+    for tool, parse in zip(tool_list, (parse_testio, parse_testio, parse_iperf3, parse_iperf2)):
+        tool.parse = parse
     rows = []
     try:
         for tool in tool_list:
@@ -181,8 +270,8 @@ def main():
             for n in args.connections:
                 samples = {tool.name: [] for tool in tool_list}
                 for round_index in range(args.repeat):
-                    order = tool_list[round_index % 3:] + tool_list[:round_index % 3]
-                    for tool in order:
+                    shift = round_index % len(tool_list)
+                    for tool in tool_list[shift:] + tool_list[:shift]:
                         samples[tool.name].append(tool.run(n, args.seconds, None if buffer == "default" else buffer))
                 medians = {name: statistics.median(values) for name, values in samples.items()}
                 rows.append((buffer, n, medians, samples))
@@ -193,16 +282,20 @@ def main():
             tool.stop()
 
     if args.markdown:
-        print("| buffer | connections | testio Gbit/s | iperf3 Gbit/s | iperf2 Gbit/s | testio/iperf3 | testio/iperf2 |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| buffer | connections | testio Gbit/s | testio trunc | iperf3 Gbit/s | iperf2 Gbit/s | "
+              "testio/iperf3 | testio/iperf2 | trunc/iperf2 |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for buffer, n, m, _ in rows:
-            print(f"| {buffer} | {n} | {m['testio']:.1f} | {m['iperf3']:.1f} | {m['iperf2']:.1f} | "
-                  f"{m['testio'] / m['iperf3']:.2f} | {m['testio'] / m['iperf2']:.2f} |")
+            print(f"| {buffer} | {n} | {m['testio']:.1f} | {m['testio trunc']:.1f} | {m['iperf3']:.1f} | "
+                  f"{m['iperf2']:.1f} | {m['testio'] / m['iperf3']:.2f} | {m['testio'] / m['iperf2']:.2f} | "
+                  f"{m['testio trunc'] / m['iperf2']:.2f} |")
     else:
-        print(f"{'buffer':>8} {'conns':>5} {'testio':>8} {'iperf3':>8} {'iperf2':>8} {'/iperf3':>8} {'/iperf2':>8}")
+        print(f"{'buffer':>8} {'conns':>5} {'testio':>8} {'trunc':>8} {'iperf3':>8} {'iperf2':>8} {'/iperf3':>8} "
+              f"{'/iperf2':>8} {'trunc/i2':>8}")
         for buffer, n, m, _ in rows:
-            print(f"{buffer:>8} {n:>5} {m['testio']:8.1f} {m['iperf3']:8.1f} {m['iperf2']:8.1f} "
-                  f"{m['testio'] / m['iperf3']:8.2f} {m['testio'] / m['iperf2']:8.2f}")
+            print(f"{buffer:>8} {n:>5} {m['testio']:8.1f} {m['testio trunc']:8.1f} {m['iperf3']:8.1f} "
+                  f"{m['iperf2']:8.1f} {m['testio'] / m['iperf3']:8.2f} {m['testio'] / m['iperf2']:8.2f} "
+                  f"{m['testio trunc'] / m['iperf2']:8.2f}")
     print("(iperf3 runs with -l 1M where the others use 2M: its largest block size.)")
     print(f"(median Gbit/s of {args.repeat} runs of {args.seconds} s each; receiver-side for testio and iperf3, "
           "sender-side for iperf2)")
