@@ -178,8 +178,9 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
                      "/proc/sys/net/ipv4/tcp_available_congestion_control)");
   if (config.cport_first) {
     std::uint32_t ports = config.cport_last - config.cport_first + 1u;
-    if (ports < config.connections)
-      throw UsageError("--cport gives " + std::to_string(ports) + " ports for " + std::to_string(config.connections) +
+    const std::uint32_t opened = config.bidir ? 2 * config.connections : config.connections;
+    if (ports < opened)
+      throw UsageError("--cport gives " + std::to_string(ports) + " ports for " + std::to_string(opened) +
                        " connections; give a range PORT-LAST with one port per connection");
     if (given.transfers) throw UsageError("--cport does not go with --transfers: each transfer needs a fresh port");
     if (given.raw) throw UsageError("--cport applies to a testio test's data connections, not --raw");

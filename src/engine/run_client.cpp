@@ -60,7 +60,9 @@ control::TestRequest request_from(const config::Config& config) {
   request.duration_s = (config.total_bytes || (config.rr && config.messages)) ? 0 : config.duration_s;
   request.total_bytes = config.total_bytes;
   request.threads = config.threads;
-  request.client_threads = config::worker_threads(config.engine, config.threads, config.connections);
+  // Workers for every data connection this side opens (twice the count with --bidir).
+  request.client_threads = config::worker_threads(config.engine, config.threads,
+                                                  config.bidir ? 2 * config.connections : config.connections);
   request.buffer = config.buffer;
   request.window = config.window;
   request.recv_mode = config.recv_mode;

@@ -5,6 +5,7 @@ server's senders; one JSON document per test; bad combinations refused in one se
 Usage: directions_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted but pacing's upper
 bound (a paced sender cannot exceed its rate by construction)."""
 import json
+import random
 import signal
 import subprocess
 import sys
@@ -66,6 +67,18 @@ def bidir_moves_exact_counts_each_way():
                   len(reverse["start"]["connected"]) == connections, "connected lists per direction")
             ports = {c["local_port"] for c in document["start"]["connected"] + reverse["start"]["connected"]}
             check(len(ports) == 2 * connections, f"{2 * connections} distinct connections expected: {ports}")
+
+
+@test
+def bidir_source_ports_cover_both_directions():
+    first = random.randrange(40000, 60000)
+    with Server() as server:
+        document = document_of(client(server, "2", "--bidir", "-n", "2M", "--cport", f"{first}-{first + 3}", "--json"))
+        reverse = document["end"]["testio"]["bidir_reverse"]
+        forward_ports = [c["local_port"] for c in document["start"]["connected"]]
+        reverse_ports = [c["local_port"] for c in reverse["start"]["connected"]]
+        check(forward_ports == [first, first + 1] and reverse_ports == [first + 2, first + 3],
+              f"source ports {forward_ports} {reverse_ports}, wanted {first}..{first + 3}")
 
 
 @test
@@ -138,7 +151,8 @@ def bad_directions_are_one_sentence():
     cases = [(["-c", "h", "-R", "--bidir"], "exclude"), (["-c", "h", "-R", "--rr"], "bulk tests"),
              (["-c", "h", "--bidir", "--transfers", "3", "--size", "1K"], "bulk tests"),
              (["-c", "h", "-R", "-F", "/etc/hostname"], "-F"), (["-s", "-R"], "client option"),
-             (["-c", "h", "--bidir", "600"], "twice"), (["-c", "h", "-R", "--raw"], "bulk tests")]
+             (["-c", "h", "--bidir", "600"], "twice"), (["-c", "h", "-R", "--raw"], "bulk tests"),
+             (["-c", "h", "--bidir", "2", "--cport", "5000-5002"], "4 connections")]
     for args, mentions in cases:
         done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30,
                               stdin=subprocess.DEVNULL)
