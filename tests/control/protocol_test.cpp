@@ -250,5 +250,38 @@ TEST(SideResultsMessage, NicsAndCoresRoundTripAndAreOptional) {
   rejects([](nlohmann::json& m) { m["cores"] = std::vector<nlohmann::json>(stats::kMaxCores + 1, m["cores"][0]); });
 }
 
+TEST(SideResultsMessage, ZeroCopyFiguresTravelPerStreamAndAreOptional) {
+  SideResults results;
+  results.streams.resize(2);
+  results.streams[0].bytes = 5000;
+  results.streams[0].recv_zerocopy_bytes = 4096;
+  results.streams[0].recv_copied_bytes = 904;
+  results.streams[1].zerocopy_completed = 7;
+  results.streams[1].zerocopy_copied = 7;
+  const nlohmann::json message = to_json(results, "results");
+  EXPECT_FALSE(message["streams"][0].contains("zerocopy_completed"));  // absent where a mode made none
+  EXPECT_FALSE(message["streams"][1].contains("recv_zerocopy_bytes"));
+  SideResults back = parse_side_results(message, "results", 2);
+  EXPECT_EQ(back.streams[0].recv_zerocopy_bytes, 4096u);
+  EXPECT_EQ(back.streams[0].recv_copied_bytes, 904u);
+  EXPECT_EQ(back.streams[0].zerocopy_completed, 0u);
+  EXPECT_EQ(back.streams[1].zerocopy_completed, 7u);
+  EXPECT_EQ(back.streams[1].zerocopy_copied, 7u);
+  EXPECT_EQ(back.streams[1].recv_copied_bytes, 0u);
+
+  auto rejects = [&](auto&& mutate) {
+    nlohmann::json bad = message;
+    mutate(bad);
+    EXPECT_THROW(parse_side_results(bad, "results", 2), ProtocolError) << bad.dump();
+  };
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_zerocopy_bytes"] = "4096"; });
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_copied_bytes"] = -1; });
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_copied_bytes"] = 1.5; });
+  rejects([](nlohmann::json& m) { m["streams"][1]["zerocopy_completed"] = true; });
+  rejects([](nlohmann::json& m) { m["streams"][1]["zerocopy_copied"] = 8; });          // more than completed
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_copied_bytes"] = 905; });      // more than bytes
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_zerocopy_bytes"] = 5001; });
+}
+
 }  // namespace
 }  // namespace testio::control
