@@ -303,8 +303,10 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
     std::string hash = get_string(message, "hash", 16);
     auto kind = util::hash_from_string(hash);
     if (!kind) throw ProtocolError("hash \"" + hash + "\" is not supported");
-    if (*kind != util::HashKind::none && request.recv_mode == config::RecvMode::trunc)
-      throw ProtocolError("a hashed test cannot use recv_mode trunc");
+    // Both discard the bytes without this process seeing them, so there is nothing to hash.
+    if (*kind != util::HashKind::none &&
+        (request.recv_mode == config::RecvMode::trunc || request.recv_mode == config::RecvMode::splice))
+      throw ProtocolError("a hashed test cannot use recv_mode " + std::string(config::to_string(request.recv_mode)));
     request.hash = *kind;
   }
   request.msize = get_uint(message, "msize", 0, limits.max_buffer);

@@ -55,7 +55,7 @@ TEST(TestRequestMessage, EveryFieldIsCheckedAgainstTypesAndCaps) {
       {"connections", "4"},        {"connections", 2.5},      {"duration_s", -1},
       {"duration_s", 1e12},        {"duration_s", "10"},      {"buffer", 0},
       {"buffer", 1ull << 40},      {"window", 1ull << 40},    {"threads", 100000},
-      {"recv_mode", "mmap"},       {"recv_mode", 3},          {"client_version", std::string(1000, 'x')},
+      {"recv_mode", "sendfile"},   {"recv_mode", 3},          {"client_version", std::string(1000, 'x')},
       {"total_bytes", -5},         {"type", "start"},         {"client_threads", 0},
   };
   for (const Case& c : cases) {
@@ -281,6 +281,24 @@ TEST(SideResultsMessage, ZeroCopyFiguresTravelPerStreamAndAreOptional) {
   rejects([](nlohmann::json& m) { m["streams"][1]["zerocopy_copied"] = 8; });          // more than completed
   rejects([](nlohmann::json& m) { m["streams"][0]["recv_copied_bytes"] = 905; });      // more than bytes
   rejects([](nlohmann::json& m) { m["streams"][0]["recv_zerocopy_bytes"] = 5001; });
+}
+
+TEST(TestRequestMessage, SpliceAndMmapRunOnAsioAndOnlyMmapHashes) {
+  TestRequest request;
+  request.client_version = "test";
+  for (config::RecvMode mode : {config::RecvMode::splice, config::RecvMode::mmap}) {
+    request.recv_mode = mode;
+    EXPECT_EQ(parse_test_request(to_json(request), limits).recv_mode, mode);
+  }
+  request.hash = util::HashKind::sha1;
+  EXPECT_EQ(parse_test_request(to_json(request), limits).hash, util::HashKind::sha1);  // mmap
+  request.recv_mode = config::RecvMode::splice;
+  try {
+    parse_test_request(to_json(request), limits);
+    ADD_FAILURE() << "a hashed splice test was accepted";
+  } catch (const ProtocolError& error) {
+    EXPECT_STREQ(error.what(), "a hashed test cannot use recv_mode splice");
+  }
 }
 
 }  // namespace
