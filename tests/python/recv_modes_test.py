@@ -126,5 +126,34 @@ def splice_refuses_a_hashed_test_and_mmap_hashes():
                   f"{mode} after the refusals")
 
 
+@test
+def splice_without_a_pipe_falls_back_with_one_warning():
+    # A descriptor limit just below what the pipe and /dev/null need: found by raising the limit
+    # until a test runs at all (the exact count differs between builds), then the first that
+    # splices ends the search.
+    fell_back = False
+    for limit in range(8, 40):
+        try:
+            server = Server("-1", prefix=("prlimit", f"--nofile={limit}"))
+        except harness.Failure:
+            continue  # too few descriptors to listen at all
+        with server:
+            done = subprocess.run(harness.client_argv(server, "1", "-n", "5M", "--recv-mode", "splice"),
+                                  capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                continue
+            check(harness.sums(done.stdout) == (5 * 2**20, 5 * 2**20), f"limit {limit}: sums {harness.sums(done.stdout)}")
+            server.process.wait(20)
+            warnings = server.stderr().count("--recv-mode splice is not available here")
+            if "splice: 100.0% of" in done.stdout:
+                check(warnings == 0, f"limit {limit}: spliced, yet warned")
+                break
+            check("splice: 0.0% of" in done.stdout and "recv_into read it" in done.stdout,
+                  f"limit {limit}: no fallback share:\n{done.stdout}")
+            check(warnings == 1, f"limit {limit}: {warnings} warnings:\n{server.stderr()}")
+            fell_back = True
+    check(fell_back, "no descriptor limit made splice fall back")
+
+
 if __name__ == "__main__":
     harness.main()
