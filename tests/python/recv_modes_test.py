@@ -127,6 +127,23 @@ def splice_refuses_a_hashed_test_and_mmap_hashes():
 
 
 @test
+def each_side_reports_the_peers_zero_copy_figures():
+    with Server("-J") as server:
+        # Enough sends that completions come back before the last one (they are drained after each).
+        client_document = document_of(client(server, "2", "-n", "100M", "--send-mode", "zerocopy",
+                                             "--recv-mode", "mmap", "-J"))
+        server_document = valid(json.loads(server.stdout()))
+    sent_here = client_document["end"]["testio"]["sender"].get("zerocopy")
+    check(sent_here is not None, "the client counted no completed zero-copy sends")
+    sent_there = server_document["end"]["testio"]["sender"].get("zerocopy")
+    check(sent_there == sent_here, f"the server's view of the client's sends {sent_there}, the client's {sent_here}")
+    received_here = server_document["end"]["testio"]["receiver"]["zerocopy_receive"]
+    received_there = client_document["end"]["testio"]["receiver"].get("zerocopy_receive")
+    check(received_there == received_here, f"the client's view of the server's receive {received_there}, "
+                                           f"the server's {received_here}")
+
+
+@test
 def splice_without_a_pipe_falls_back_with_one_warning():
     # A descriptor limit just below what the pipe and /dev/null need: found by raising the limit
     # until a test runs at all (the exact count differs between builds), then the first that
