@@ -135,8 +135,9 @@ void check_file_send(const config::Config& config, const GivenOptions& given) {
   if (config.role != config::Role::client || given.raw || !given.file) return;
   if (given.time || given.bytes) throw UsageError("-F sends the whole file: drop -t and -n");
   if (given.rr || given.transfers) throw UsageError("-F sends a file; it does not go with --rr or --transfers");
-  if (config.recv_mode == config::RecvMode::trunc)
-    throw UsageError("--recv-mode trunc discards the bytes in the kernel, so the server could not hash them");
+  if (config.recv_mode == config::RecvMode::trunc || config.recv_mode == config::RecvMode::splice)
+    throw UsageError("--recv-mode " + std::string(config::to_string(config.recv_mode)) +
+                     " discards the bytes in the kernel, so the server could not hash them");
   if (given.omit) throw UsageError("-O does not apply to -F: the whole file is the test");
 }
 

@@ -1,7 +1,9 @@
 #include "control/protocol.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace testio::control {
 namespace {
@@ -78,6 +80,30 @@ double get_double(const json& message, const char* name, double min, double max)
     throw ProtocolError(std::string("field \"") + name + "\" = " + value.dump() + " is outside " +
                         std::to_string(min) + ".." + std::to_string(max));
   return number;
+}
+
+// A whole number that older peers leave out: absent is 0.
+std::uint64_t get_optional_uint(const json& message, const char* name) {
+  return message.contains(name) ? get_uint(message, name, 0, UINT64_MAX) : 0;
+}
+
+// A stream's zero-copy figures under their field names, in one place for both directions.
+std::array<std::pair<const char*, std::uint64_t>, 4> zero_copy_fields(const stats::StreamFigures& stream) {
+  return {{{"zerocopy_completed", stream.zerocopy_completed},
+           {"zerocopy_copied", stream.zerocopy_copied},
+           {"recv_zerocopy_bytes", stream.recv_zerocopy_bytes},
+           {"recv_copied_bytes", stream.recv_copied_bytes}}};
+}
+
+void parse_zero_copy_fields(const json& stream, stats::StreamFigures& figures) {
+  figures.zerocopy_completed = get_optional_uint(stream, "zerocopy_completed");
+  figures.zerocopy_copied = get_optional_uint(stream, "zerocopy_copied");
+  if (figures.zerocopy_copied > figures.zerocopy_completed)
+    throw ProtocolError("field \"zerocopy_copied\" cannot exceed \"zerocopy_completed\"");
+  figures.recv_zerocopy_bytes = get_optional_uint(stream, "recv_zerocopy_bytes");
+  figures.recv_copied_bytes = get_optional_uint(stream, "recv_copied_bytes");
+  if (figures.recv_zerocopy_bytes > figures.bytes || figures.recv_copied_bytes > figures.bytes - figures.recv_zerocopy_bytes)
+    throw ProtocolError("fields \"recv_zerocopy_bytes\" and \"recv_copied_bytes\" cannot add up to more than \"bytes\"");
 }
 
 std::string get_string(const json& message, const char* name, std::size_t max_length) {
@@ -188,12 +214,17 @@ json to_json(const TestAccepted& accepted) {
 
 json to_json(const SideResults& results, const char* type) {
   json streams = json::array();
-  for (const stats::StreamFigures& stream : results.streams)
-    streams.push_back({{"bytes", stream.bytes},
-                       {"calls", stream.calls},
-                       {"start_s", stream.start_s},
-                       {"end_s", stream.end_s},
-                       {"failed", stream.failed}});
+  for (const stats::StreamFigures& stream : results.streams) {
+    json entry = {{"bytes", stream.bytes},
+                  {"calls", stream.calls},
+                  {"start_s", stream.start_s},
+                  {"end_s", stream.end_s},
+                  {"failed", stream.failed}};
+    // Zero-copy figures only where a mode produced them, so other streams read as before.
+    for (const auto& [name, value] : zero_copy_fields(stream))
+      if (value) entry[name] = value;
+    streams.push_back(std::move(entry));
+  }
   json intervals = json::array();
   for (const stats::IntervalRecord& record : results.intervals) {
     // Per stream a compact array; see kIntervalFields for the order.
@@ -285,8 +316,10 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
     std::string hash = get_string(message, "hash", 16);
     auto kind = util::hash_from_string(hash);
     if (!kind) throw ProtocolError("hash \"" + hash + "\" is not supported");
-    if (*kind != util::HashKind::none && request.recv_mode == config::RecvMode::trunc)
-      throw ProtocolError("a hashed test cannot use recv_mode trunc");
+    // Both discard the bytes without this process seeing them, so there is nothing to hash.
+    if (*kind != util::HashKind::none &&
+        (request.recv_mode == config::RecvMode::trunc || request.recv_mode == config::RecvMode::splice))
+      throw ProtocolError("a hashed test cannot use recv_mode " + std::string(config::to_string(request.recv_mode)));
     request.hash = *kind;
   }
   request.msize = get_uint(message, "msize", 0, limits.max_buffer);
@@ -451,6 +484,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
     const json& failed = field(stream, "failed");
     if (!failed.is_boolean()) throw ProtocolError("field \"failed\" must be true or false");
     figures.failed = failed.get<bool>();
+    parse_zero_copy_fields(stream, figures);
     results.streams.push_back(figures);
   }
   const json& intervals = field(message, "intervals");

@@ -72,6 +72,10 @@ json side_extra(const SideReport& side, const std::vector<stats::StreamFigures>&
   if (zerocopy.completed)
     extra["zerocopy"] = {{"completed_sends", zerocopy.completed}, {"copied_sends", zerocopy.copied},
                          {"zero_copy_share", zerocopy.zero_copy_share()}};
+  if (stats::ReceiveZeroCopySummary received = stats::receive_zerocopy_summary(figures); received.total())
+    extra["zerocopy_receive"] = {{"zero_copy_bytes", received.zero_copy_bytes},
+                                 {"copied_bytes", received.copied_bytes},
+                                 {"zero_copy_share", received.zero_copy_share()}};
   return extra;
 }
 

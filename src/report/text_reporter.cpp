@@ -25,6 +25,32 @@ std::string cpu_line(const char* who, const SideReport& side, std::uint64_t byte
                      usage.seconds_per_gb);
 }
 
+// --send-mode zerocopy's share of sends, and --recv-mode splice/mmap's share of bytes received,
+// each with why it is what it is where that is not obvious.
+std::string zero_copy_text(const TestReport& report) {
+  std::string text;
+  if (stats::ZeroCopySummary sent = stats::zerocopy_summary(report.sender.totals); sent.completed)
+    text += printf_line("zerocopy: %llu sends completed, %.1f%% without a copy%s\n",
+                        static_cast<unsigned long long>(sent.completed), 100 * sent.zero_copy_share(),
+                        sent.copied == sent.completed
+                            ? " (the kernel copies data that stays on this host, as on loopback)"
+                            : "");
+  stats::ReceiveZeroCopySummary received = stats::receive_zerocopy_summary(report.receiver.totals);
+  if (!received.total()) return text;
+  const std::string total = util::format_bytes(received.total());
+  if (report.start.recv_mode == config::RecvMode::splice)
+    text += printf_line("splice: %.1f%% of %s received never copied to user memory%s\n",
+                        100 * received.zero_copy_share(), total.c_str(),
+                        received.zero_copy_bytes ? "" : " (splice was unavailable: recv_into read it)");
+  else
+    text += printf_line("mmap: %.1f%% of %s received mapped (TCP_ZEROCOPY_RECEIVE), the rest copied%s\n",
+                        100 * received.zero_copy_share(), total.c_str(),
+                        received.zero_copy_share() < 0.1
+                            ? " (only whole pages of page-aligned payload map; on loopback nearly all is copied)"
+                            : "");
+  return text;
+}
+
 }  // namespace
 
 // "tuning: congestion cubic, MSS 1000 (asked 1000), no delay, ..." for what -C/-M/-N/-A/--cport/-b/--fq-rate set.
@@ -223,12 +249,7 @@ void TextReporter::end(const TestReport& report) {
   }
   for (std::uint32_t stream : report.mismatched_streams)
     out_ << "connection " << stream + 1 << ": sender and receiver byte counts differ\n";
-  if (stats::ZeroCopySummary zerocopy = stats::zerocopy_summary(report.sender.totals); zerocopy.completed)
-    out_ << printf_line("zerocopy: %llu sends completed, %.1f%% without a copy%s\n",
-                        static_cast<unsigned long long>(zerocopy.completed), 100 * zerocopy.zero_copy_share(),
-                        zerocopy.copied == zerocopy.completed
-                            ? " (the kernel copies data that stays on this host, as on loopback)"
-                            : "");
+  out_ << zero_copy_text(report);
   if (report.rr.present) out_ << rr_text(report.rr);
   if (report.transfers.present) out_ << transfers_text(report.transfers, options_.unit);
   if (!report.digests.hash.empty()) out_ << digests_text(report.digests);

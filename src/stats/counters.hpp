@@ -12,19 +12,31 @@ namespace testio::stats {
 // Nanoseconds on steady_clock since the test's start; -1 means "not yet".
 using TestNanos = std::int64_t;
 
-struct alignas(64) StreamCounters {  // one cache line each: streams on different threads never share
+// The single writer's increment: no locked read-modify-write, since no one else writes.
+inline void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t amount) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
+// Cache-line aligned (two lines since the receive zero-copy counts): streams on different threads
+// never share a line.
+struct alignas(64) StreamCounters {
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> calls{0};       // read or write system calls that moved data
   std::atomic<TestNanos> first_byte_ns{-1};
   std::atomic<TestNanos> last_byte_ns{-1};
   std::atomic<std::uint64_t> zerocopy_completed{0};  // --send-mode zerocopy: sends the kernel reported done
   std::atomic<std::uint64_t> zerocopy_copied{0};     // ... of which it copied after all
+  // --recv-mode splice/mmap: bytes that never passed through a user buffer (spliced to /dev/null,
+  // or mapped by TCP_ZEROCOPY_RECEIVE), and bytes that were copied into one (the mapping's
+  // recv_skip_hint, or every byte when the mode fell back to recv_into).
+  std::atomic<std::uint64_t> recv_zerocopy_bytes{0};
+  std::atomic<std::uint64_t> recv_copied_bytes{0};
   std::atomic<bool> finished{false};         // EOF seen (receiver) or half-closed (sender)
   std::atomic<bool> failed{false};           // ended by an error rather than cleanly
 
   void record(std::uint64_t moved, TestNanos now) noexcept {
-    bytes.store(bytes.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
-    calls.store(calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    add_relaxed(bytes, moved);
+    add_relaxed(calls, 1);
     if (first_byte_ns.load(std::memory_order_relaxed) < 0)
       first_byte_ns.store(now, std::memory_order_relaxed);
     last_byte_ns.store(now, std::memory_order_relaxed);

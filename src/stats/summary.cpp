@@ -42,16 +42,27 @@ StreamFigures figures_from(const StreamCounters& counters, double window_start_s
   figures.failed = counters.failed.load(std::memory_order_relaxed);
   figures.zerocopy_completed = counters.zerocopy_completed.load(std::memory_order_relaxed);
   figures.zerocopy_copied = counters.zerocopy_copied.load(std::memory_order_relaxed);
+  figures.recv_zerocopy_bytes = counters.recv_zerocopy_bytes.load(std::memory_order_relaxed);
+  figures.recv_copied_bytes = counters.recv_copied_bytes.load(std::memory_order_relaxed);
   return figures;
 }
 
+namespace {
+
+std::uint64_t sum_of(const std::vector<StreamFigures>& streams, std::uint64_t StreamFigures::*field) noexcept {
+  std::uint64_t sum = 0;
+  for (const StreamFigures& stream : streams) sum += stream.*field;
+  return sum;
+}
+
+}  // namespace
+
 ZeroCopySummary zerocopy_summary(const std::vector<StreamFigures>& streams) noexcept {
-  ZeroCopySummary summary;
-  for (const StreamFigures& stream : streams) {
-    summary.completed += stream.zerocopy_completed;
-    summary.copied += stream.zerocopy_copied;
-  }
-  return summary;
+  return {sum_of(streams, &StreamFigures::zerocopy_completed), sum_of(streams, &StreamFigures::zerocopy_copied)};
+}
+
+ReceiveZeroCopySummary receive_zerocopy_summary(const std::vector<StreamFigures>& streams) noexcept {
+  return {sum_of(streams, &StreamFigures::recv_zerocopy_bytes), sum_of(streams, &StreamFigures::recv_copied_bytes)};
 }
 
 Balance balance_of(const std::vector<double>& values) noexcept {

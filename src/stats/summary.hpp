@@ -16,8 +16,13 @@ struct StreamFigures {
   double start_s = 0;
   double end_s = 0;
   bool failed = false;
-  std::uint64_t zerocopy_completed = 0;  // local figures only: not carried by the protocol
+  // Zero-copy figures, carried by the protocol as optional fields (absent: 0): --send-mode
+  // zerocopy's completed sends and those the kernel copied; --recv-mode splice/mmap's bytes kept
+  // out of a user buffer and bytes copied into one.
+  std::uint64_t zerocopy_completed = 0;
   std::uint64_t zerocopy_copied = 0;
+  std::uint64_t recv_zerocopy_bytes = 0;
+  std::uint64_t recv_copied_bytes = 0;
 
   double seconds() const noexcept { return end_s > start_s ? end_s - start_s : 0; }
   double bytes_per_call() const noexcept {
@@ -48,6 +53,18 @@ struct ZeroCopySummary {
   }
 };
 ZeroCopySummary zerocopy_summary(const std::vector<StreamFigures>& streams) noexcept;
+
+// --recv-mode splice/mmap: bytes received without a copy into a user buffer, and with one. Over
+// the whole test (-O included): a share, not a rate.
+struct ReceiveZeroCopySummary {
+  std::uint64_t zero_copy_bytes = 0;
+  std::uint64_t copied_bytes = 0;
+  std::uint64_t total() const noexcept { return zero_copy_bytes + copied_bytes; }
+  double zero_copy_share() const noexcept {
+    return total() ? static_cast<double>(zero_copy_bytes) / static_cast<double>(total()) : 0;
+  }
+};
+ReceiveZeroCopySummary receive_zerocopy_summary(const std::vector<StreamFigures>& streams) noexcept;
 
 // A snapshot of live counters; `window_end_s` stands in for streams that sent nothing.
 StreamFigures figures_from(const StreamCounters& counters, double window_start_s) noexcept;

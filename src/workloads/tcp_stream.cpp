@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <asio/error.hpp>
+#include <asio/post.hpp>
 
 namespace testio::workloads {
 
@@ -129,10 +130,8 @@ void TcpSender::drain_zerocopy_completions() noexcept {
     }
   }
   if (!completed) return;
-  counters_.zerocopy_completed.store(counters_.zerocopy_completed.load(std::memory_order_relaxed) + completed,
-                                     std::memory_order_relaxed);
-  counters_.zerocopy_copied.store(counters_.zerocopy_copied.load(std::memory_order_relaxed) + copied,
-                                  std::memory_order_relaxed);
+  stats::add_relaxed(counters_.zerocopy_completed, completed);
+  stats::add_relaxed(counters_.zerocopy_copied, copied);
 }
 
 void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
@@ -207,13 +206,23 @@ TcpReceiver::TcpReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& co
       buffer_size_(buffer_size),
       on_done_(std::move(on_done)),
       digest_(std::move(digest)) {
+  if (mode_ == config::RecvMode::splice || mode_ == config::RecvMode::mmap) {
+    counts_copies_ = true;
+    zero_copy_ = make_zero_copy_reader(mode_, socket_.native_handle(), buffer_size_);
+    if (!zero_copy_) mode_ = config::RecvMode::recv_into;
+  }
   // for_overwrite: no zero-fill, so pages are only touched by the kernel's copy (and never by
   // trunc, which copies nothing).
-  if (mode_ != config::RecvMode::recv) buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+  if (mode_ == config::RecvMode::recv_into || mode_ == config::RecvMode::trunc)
+    buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
 }
 
 void TcpReceiver::begin(const TestClock& clock) {
   clock_ = clock;
+  if (zero_copy_) {
+    asio::error_code ignored;
+    socket_.native_non_blocking(true, ignored);  // the readers call the kernel directly, after a readiness wait
+  }
   read_next();
 }
 
@@ -227,9 +236,12 @@ void TcpReceiver::read_next() {
       socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
       break;
     case config::RecvMode::recv_into:
+      socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
+      break;
     case config::RecvMode::splice:
     case config::RecvMode::mmap:
-      socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
+      // The reader drains until EAGAIN before each wait, so the next readiness edge is a new one.
+      socket_.async_wait(asio::socket_base::wait_read, [this](const asio::error_code& error) { on_readable(error); });
       break;
     case config::RecvMode::trunc:
       // MSG_TRUNC on a TCP socket makes tcp_recvmsg() drop the bytes without copying them out.
@@ -248,6 +260,41 @@ void TcpReceiver::on_read(const asio::error_code& error, std::size_t received) {
     return;
   }
   counters_.record(received, clock_.since_start(Clock::now()));
+  if (counts_copies_) stats::add_relaxed(counters_.recv_copied_bytes, received);
+  read_next();
+}
+
+void TcpReceiver::on_readable(const asio::error_code& error) {
+  if (finished_) return;
+  if (error) {
+    finish(true);
+    return;
+  }
+  ReceiveSink sink{counters_, clock_, digest_ ? &digest_->digest : nullptr};
+  switch (zero_copy_->drain(socket_.native_handle(), sink)) {
+    case DrainEnd::would_block:
+      read_next();
+      return;
+    case DrainEnd::more:
+      asio::post(socket_.get_executor(), [this] { on_readable({}); });
+      return;
+    case DrainEnd::eof:
+      finish(false);
+      return;
+    case DrainEnd::failed:
+      finish(true);
+      return;
+    case DrainEnd::unsupported:
+      fall_back_to_copying();
+      return;
+  }
+}
+
+void TcpReceiver::fall_back_to_copying() {
+  warn_fallback(mode_, "the kernel refused its first call");
+  zero_copy_.reset();
+  mode_ = config::RecvMode::recv_into;
+  buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
   read_next();
 }
 

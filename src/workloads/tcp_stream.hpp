@@ -12,6 +12,7 @@
 #include "stats/counters.hpp"
 #include "util/digest.hpp"
 #include "workloads/workload.hpp"
+#include "workloads/zero_copy_receive.hpp"
 
 namespace testio::workloads {
 
@@ -89,15 +90,22 @@ class TcpReceiver final : public StreamTask {
  private:
   void read_next();
   void on_read(const asio::error_code& error, std::size_t received);
+  void on_readable(const asio::error_code& error);
+  void fall_back_to_copying();
   void finish(bool failed);
 
   asio::ip::tcp::socket socket_;
   stats::StreamCounters& counters_;
-  config::RecvMode mode_;
+  config::RecvMode mode_;  // as used: splice and mmap fall back to recv_into where unsupported
   std::size_t buffer_size_;
   // recv_into and trunc: one buffer for the connection's life. recv: a fresh one per call, freed
   // when the call completes, which is the point of that mode.
   std::unique_ptr<char[]> buffer_;
+  // splice and mmap: drains the socket after each readiness wait.
+  std::unique_ptr<ZeroCopyReader> zero_copy_;
+  // splice or mmap was asked for: a fallback to recv_into counts its bytes as copied, so the
+  // report shows a zero-copy share of 0 rather than none.
+  bool counts_copies_ = false;
   bool finished_ = false;
   TestClock clock_;
   StreamDone on_done_;

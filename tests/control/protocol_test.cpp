@@ -55,7 +55,7 @@ TEST(TestRequestMessage, EveryFieldIsCheckedAgainstTypesAndCaps) {
       {"connections", "4"},        {"connections", 2.5},      {"duration_s", -1},
       {"duration_s", 1e12},        {"duration_s", "10"},      {"buffer", 0},
       {"buffer", 1ull << 40},      {"window", 1ull << 40},    {"threads", 100000},
-      {"recv_mode", "nosuch"},     {"recv_mode", 3},          {"client_version", std::string(1000, 'x')},
+      {"recv_mode", "sendfile"},   {"recv_mode", 3},          {"client_version", std::string(1000, 'x')},
       {"total_bytes", -5},         {"type", "start"},         {"client_threads", 0},
   };
   for (const Case& c : cases) {
@@ -310,6 +310,57 @@ TEST(StopMessage, IsRecognisedAndNothingElseIs) {
   EXPECT_FALSE(is_stop(start_message()));
   EXPECT_FALSE(is_stop(nlohmann::json::object()));
   EXPECT_FALSE(is_stop(nlohmann::json{{"type", 5}}));
+}
+
+TEST(SideResultsMessage, ZeroCopyFiguresTravelPerStreamAndAreOptional) {
+  SideResults results;
+  results.streams.resize(2);
+  results.streams[0].bytes = 5000;
+  results.streams[0].recv_zerocopy_bytes = 4096;
+  results.streams[0].recv_copied_bytes = 904;
+  results.streams[1].zerocopy_completed = 7;
+  results.streams[1].zerocopy_copied = 7;
+  const nlohmann::json message = to_json(results, "results");
+  EXPECT_FALSE(message["streams"][0].contains("zerocopy_completed"));  // absent where a mode made none
+  EXPECT_FALSE(message["streams"][1].contains("recv_zerocopy_bytes"));
+  SideResults back = parse_side_results(message, "results", 2);
+  EXPECT_EQ(back.streams[0].recv_zerocopy_bytes, 4096u);
+  EXPECT_EQ(back.streams[0].recv_copied_bytes, 904u);
+  EXPECT_EQ(back.streams[0].zerocopy_completed, 0u);
+  EXPECT_EQ(back.streams[1].zerocopy_completed, 7u);
+  EXPECT_EQ(back.streams[1].zerocopy_copied, 7u);
+  EXPECT_EQ(back.streams[1].recv_copied_bytes, 0u);
+
+  auto rejects = [&](auto&& mutate) {
+    nlohmann::json bad = message;
+    mutate(bad);
+    EXPECT_THROW(parse_side_results(bad, "results", 2), ProtocolError) << bad.dump();
+  };
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_zerocopy_bytes"] = "4096"; });
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_copied_bytes"] = -1; });
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_copied_bytes"] = 1.5; });
+  rejects([](nlohmann::json& m) { m["streams"][1]["zerocopy_completed"] = true; });
+  rejects([](nlohmann::json& m) { m["streams"][1]["zerocopy_copied"] = 8; });          // more than completed
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_copied_bytes"] = 905; });      // more than bytes
+  rejects([](nlohmann::json& m) { m["streams"][0]["recv_zerocopy_bytes"] = 5001; });
+}
+
+TEST(TestRequestMessage, SpliceAndMmapRunOnAsioAndOnlyMmapHashes) {
+  TestRequest request;
+  request.client_version = "test";
+  for (config::RecvMode mode : {config::RecvMode::splice, config::RecvMode::mmap}) {
+    request.recv_mode = mode;
+    EXPECT_EQ(parse_test_request(to_json(request), limits).recv_mode, mode);
+  }
+  request.hash = util::HashKind::sha1;
+  EXPECT_EQ(parse_test_request(to_json(request), limits).hash, util::HashKind::sha1);  // mmap
+  request.recv_mode = config::RecvMode::splice;
+  try {
+    parse_test_request(to_json(request), limits);
+    ADD_FAILURE() << "a hashed splice test was accepted";
+  } catch (const ProtocolError& error) {
+    EXPECT_STREQ(error.what(), "a hashed test cannot use recv_mode splice");
+  }
 }
 
 }  // namespace

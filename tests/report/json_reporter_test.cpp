@@ -179,5 +179,36 @@ TEST(HostReport, TextAndJsonShowNicsAndCores) {
   EXPECT_EQ(interval_json(report.sender.intervals[0], true, retransmits)["testio"]["nics"][0]["name"], "tb1");
 }
 
+TEST(ReceiveZeroCopy, ShareShowsOnTheReceiverInJsonAndText) {
+  TestReport report = two_stream_report();
+  report.start.recv_mode = config::RecvMode::mmap;
+  report.receiver.totals[0].recv_zerocopy_bytes = 1000;
+  report.receiver.totals[0].recv_copied_bytes = 500;
+  report.receiver.totals[1].recv_copied_bytes = 500;
+  Json end = end_json(report);
+  EXPECT_FALSE(end["testio"]["sender"].contains("zerocopy_receive"));
+  const Json& received = end["testio"]["receiver"]["zerocopy_receive"];
+  EXPECT_EQ(received["zero_copy_bytes"], 1000u);
+  EXPECT_EQ(received["copied_bytes"], 1000u);
+  EXPECT_DOUBLE_EQ(received["zero_copy_share"].get<double>(), 0.5);
+
+  std::ostringstream out;
+  TextReporter reporter(out, {false, 'a'});
+  reporter.start(report.start);
+  reporter.end(report);
+  EXPECT_NE(out.str().find("mmap: 50.0% of "), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("on loopback"), std::string::npos) << out.str();  // only for a share near 0
+
+  report.start.recv_mode = config::RecvMode::splice;
+  report.receiver.totals[0].recv_zerocopy_bytes = 0;
+  report.receiver.totals[0].recv_copied_bytes = 1500;
+  std::ostringstream fell_back;
+  TextReporter again(fell_back, {false, 'a'});
+  again.start(report.start);
+  again.end(report);
+  EXPECT_NE(fell_back.str().find("splice: 0.0% of "), std::string::npos) << fell_back.str();
+  EXPECT_NE(fell_back.str().find("recv_into read it"), std::string::npos) << fell_back.str();
+}
+
 }  // namespace
 }  // namespace testio::report

@@ -64,5 +64,24 @@ TEST(OffsetOfShare, SharesLieEndToEnd) {
   }
 }
 
+TEST(Summary, ReceiveZeroCopyShareAddsStreamsUpAndSurvivesOmission) {
+  StreamCounters counters;
+  counters.record(3000, 10);
+  add_relaxed(counters.recv_zerocopy_bytes, 2000);
+  add_relaxed(counters.recv_copied_bytes, 1000);
+  std::vector<StreamFigures> streams = {figures_from(counters, 0), {}};
+  streams[1].recv_copied_bytes = 1000;
+  ReceiveZeroCopySummary sum = receive_zerocopy_summary(streams);
+  EXPECT_EQ(sum.total(), 4000u);
+  EXPECT_DOUBLE_EQ(sum.zero_copy_share(), 0.5);
+  EXPECT_DOUBLE_EQ(ReceiveZeroCopySummary{}.zero_copy_share(), 0.0);  // no such mode: no share, no NaN
+  IntervalRecord omitted;
+  omitted.omitted = true;
+  omitted.end_s = 1;
+  omitted.streams.resize(2);
+  omitted.streams[0].bytes = 500;
+  EXPECT_EQ(receive_zerocopy_summary(excluding_omitted(streams, {omitted})).total(), 4000u);
+}
+
 }  // namespace
 }  // namespace testio::stats
