@@ -2,8 +2,9 @@
 
 #include <stdexcept>
 
-namespace testio::engine {
+#include "workloads/blocking_stream.hpp"
 
+namespace testio::engine {
 void add_sender(Worker& worker, config::Engine engine, asio::ip::tcp::socket socket,
                 stats::StreamCounters& counters, SenderSpec spec, workloads::StreamDone done) {
   switch (engine) {
@@ -14,6 +15,10 @@ void add_sender(Worker& worker, config::Engine engine, asio::ip::tcp::socket soc
                                                                spec.pacing, spec.source));
       return;
     case config::Engine::threads:
+      worker.add_stream(std::make_unique<workloads::BlockingSender>(
+          std::move(socket), counters, spec.payload, spec.payload_size, spec.chunk, spec.quota, std::move(done),
+          std::move(spec.digest), spec.pacing, spec.source, worker.signals()));
+      return;
     case config::Engine::uring:
       break;
   }
@@ -28,6 +33,10 @@ void add_receiver(Worker& worker, config::Engine engine, asio::ip::tcp::socket s
                                                                  std::move(done), std::move(spec.digest)));
       return;
     case config::Engine::threads:
+      worker.add_stream(std::make_unique<workloads::BlockingReceiver>(
+          std::move(socket), counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest),
+          worker.signals()));
+      return;
     case config::Engine::uring:
       break;
   }
