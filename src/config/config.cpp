@@ -71,8 +71,8 @@ std::string engine_refusal(Engine engine, RecvMode recv_mode, SendMode send_mode
   if (engine != Engine::asio && (recv_mode == RecvMode::splice || recv_mode == RecvMode::mmap))
     return "--engine " + std::string(to_string(engine)) + " does not do --recv-mode " +
            std::string(to_string(recv_mode)) + ": use recv, recv_into or trunc, or --engine asio";
-  (void)send_mode;
-  if (engine == Engine::uring) return "--engine uring is not built yet";
+  if (engine == Engine::uring && send_mode == SendMode::sendfile)
+    return "--engine uring does not do --send-mode sendfile: use send or zerocopy, or --engine asio or threads";
   if (recv_mode == RecvMode::splice || recv_mode == RecvMode::mmap)
     return "--recv-mode " + std::string(to_string(recv_mode)) + " is not built yet";
   return {};

@@ -1,10 +1,19 @@
 #include "engine/bulk_streams.hpp"
 
-#include <stdexcept>
-
 #include "workloads/blocking_stream.hpp"
+#include "workloads/uring_streams.hpp"
 
 namespace testio::engine {
+namespace {
+
+// The worker's io_uring loop, made with its first uring stream (only this engine sets a loop).
+workloads::UringLoop& uring_loop_of(Worker& worker) {
+  if (!worker.loop()) worker.set_loop(std::make_unique<workloads::UringLoop>());
+  return static_cast<workloads::UringLoop&>(*worker.loop());
+}
+
+}  // namespace
+
 void add_sender(Worker& worker, config::Engine engine, asio::ip::tcp::socket socket,
                 stats::StreamCounters& counters, SenderSpec spec, workloads::StreamDone done) {
   switch (engine) {
@@ -19,10 +28,14 @@ void add_sender(Worker& worker, config::Engine engine, asio::ip::tcp::socket soc
           std::move(socket), counters, spec.payload, spec.payload_size, spec.chunk, spec.quota, std::move(done),
           std::move(spec.digest), spec.pacing, spec.source, worker.signals()));
       return;
-    case config::Engine::uring:
-      break;
+    case config::Engine::uring: {
+      workloads::UringLoop& loop = uring_loop_of(worker);
+      worker.add_stream(std::make_unique<workloads::UringSender>(
+          std::move(socket), counters, spec.payload, spec.payload_size, spec.chunk, spec.quota, std::move(done),
+          std::move(spec.digest), spec.pacing, spec.source, loop));
+      return;
+    }
   }
-  throw std::runtime_error("engine " + std::string(config::to_string(engine)) + " is not built yet");
 }
 
 void add_receiver(Worker& worker, config::Engine engine, asio::ip::tcp::socket socket,
@@ -37,10 +50,13 @@ void add_receiver(Worker& worker, config::Engine engine, asio::ip::tcp::socket s
           std::move(socket), counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest),
           worker.signals()));
       return;
-    case config::Engine::uring:
-      break;
+    case config::Engine::uring: {
+      workloads::UringLoop& loop = uring_loop_of(worker);
+      worker.add_stream(std::make_unique<workloads::UringReceiver>(
+          std::move(socket), counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest), loop));
+      return;
+    }
   }
-  throw std::runtime_error("engine " + std::string(config::to_string(engine)) + " is not built yet");
 }
 
 }  // namespace testio::engine

@@ -39,6 +39,7 @@
 #include "workloads/tcp_crr.hpp"
 #include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
+#include "workloads/uring_loop.hpp"
 
 namespace testio::engine {
 namespace {
@@ -182,6 +183,12 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   if (!config.save_dir.empty()) check_save_directory(config);
   streams.send_mode = config.send_mode;
   if (config.send_mode == config::SendMode::sendfile) streams.send_file = open_send_file(config);
+
+  if (config.engine == config::Engine::uring) {
+    const bool zerocopy = config.send_mode == config::SendMode::zerocopy;
+    if (std::string reason = workloads::uring_unusable_reason(zerocopy); !reason.empty())
+      throw std::runtime_error(reason);
+  }
 
   // 1. Control connection: preamble, test request, the server's answer.
   std::vector<tcp::endpoint> endpoints = co_await resolve(config);
