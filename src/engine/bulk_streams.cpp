@@ -12,6 +12,17 @@ workloads::UringLoop& uring_loop_of(Worker& worker) {
   return static_cast<workloads::UringLoop&>(*worker.loop());
 }
 
+workloads::SenderParts sender_parts(stats::StreamCounters& counters, SenderSpec& spec, workloads::StreamDone done) {
+  workloads::SendCursor cursor(spec.payload_size, spec.chunk, spec.quota);
+  return workloads::SenderParts{&counters, spec.payload, cursor, std::move(done), std::move(spec.digest), spec.pacing,
+                                spec.source};
+}
+
+workloads::ReceiverParts receiver_parts(stats::StreamCounters& counters, ReceiverSpec& spec,
+                                        workloads::StreamDone done) {
+  return workloads::ReceiverParts(counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest));
+}
+
 }  // namespace
 
 void add_sender(Worker& worker, config::Engine engine, asio::ip::tcp::socket socket,
@@ -25,14 +36,12 @@ void add_sender(Worker& worker, config::Engine engine, asio::ip::tcp::socket soc
       return;
     case config::Engine::threads:
       worker.add_stream(std::make_unique<workloads::BlockingSender>(
-          std::move(socket), counters, spec.payload, spec.payload_size, spec.chunk, spec.quota, std::move(done),
-          std::move(spec.digest), spec.pacing, spec.source, worker.signals()));
+          std::move(socket), sender_parts(counters, spec, std::move(done)), worker.signals()));
       return;
     case config::Engine::uring: {
       workloads::UringLoop& loop = uring_loop_of(worker);
       worker.add_stream(std::make_unique<workloads::UringSender>(
-          std::move(socket), counters, spec.payload, spec.payload_size, spec.chunk, spec.quota, std::move(done),
-          std::move(spec.digest), spec.pacing, spec.source, loop));
+          std::move(socket), sender_parts(counters, spec, std::move(done)), loop));
       return;
     }
   }
@@ -47,13 +56,12 @@ void add_receiver(Worker& worker, config::Engine engine, asio::ip::tcp::socket s
       return;
     case config::Engine::threads:
       worker.add_stream(std::make_unique<workloads::BlockingReceiver>(
-          std::move(socket), counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest),
-          worker.signals()));
+          std::move(socket), receiver_parts(counters, spec, std::move(done)), worker.signals()));
       return;
     case config::Engine::uring: {
       workloads::UringLoop& loop = uring_loop_of(worker);
       worker.add_stream(std::make_unique<workloads::UringReceiver>(
-          std::move(socket), counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest), loop));
+          std::move(socket), receiver_parts(counters, spec, std::move(done)), loop));
       return;
     }
   }

@@ -12,34 +12,23 @@
 
 namespace testio::workloads {
 
-BlockingSender::BlockingSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
-                               std::size_t payload_size, std::size_t chunk, std::uint64_t quota, StreamDone on_done,
-                               std::optional<StreamDigest> digest, SendPacing pacing, SendSource source,
-                               const BlockingSignals& signals)
-    : socket_(std::move(socket)),
-      counters_(counters),
-      payload_(payload),
-      cursor_(payload_size, chunk, quota),
-      on_done_(std::move(on_done)),
-      digest_(std::move(digest)),
-      pacing_(pacing),
-      source_(source),
-      signals_(signals) {}
+BlockingSender::BlockingSender(asio::ip::tcp::socket socket, SenderParts parts, const BlockingSignals& signals)
+    : socket_(std::move(socket)), parts_(std::move(parts)), signals_(signals) {}
 
 ssize_t BlockingSender::send_next(int fd, std::size_t size) noexcept {
-  switch (source_.mode) {
+  switch (parts_.source.mode) {
     case config::SendMode::send:
-      return ::send(fd, payload_ + cursor_.offset(), size, MSG_NOSIGNAL);
+      return ::send(fd, parts_.next_data(), size, MSG_NOSIGNAL);
     case config::SendMode::zerocopy: {
-      ssize_t sent = ::send(fd, payload_ + cursor_.offset(), size, MSG_NOSIGNAL | MSG_ZEROCOPY);
+      ssize_t sent = ::send(fd, parts_.next_data(), size, MSG_NOSIGNAL | MSG_ZEROCOPY);
       const int send_errno = errno;
-      drain_zerocopy_completions(fd, counters_);
+      drain_zerocopy_completions(fd, *parts_.counters);
       errno = send_errno;
       return sent;
     }
     case config::SendMode::sendfile: {
-      off_t position = static_cast<off_t>(source_.file_offset + cursor_.offset());
-      ssize_t sent = ::sendfile(fd, source_.file_fd, &position, size);
+      off_t position = static_cast<off_t>(parts_.source.file_offset + parts_.cursor.offset());
+      ssize_t sent = ::sendfile(fd, parts_.source.file_fd, &position, size);
       if (sent == 0) errno = EIO;  // the file is shorter than its part: nothing more to send
       return sent == 0 ? -1 : sent;
     }
@@ -49,7 +38,7 @@ ssize_t BlockingSender::send_next(int fd, std::size_t size) noexcept {
 
 bool BlockingSender::wait_for_pace(const TestClock& clock) const {
   // Sleeps in slices, so the window's end and an abort are seen within one.
-  const Clock::time_point due = pacing_.due(clock.start, cursor_.sent());
+  const Clock::time_point due = parts_.pacing.due(clock.start, parts_.cursor.sent());
   for (Clock::time_point now = Clock::now(); now < due; now = Clock::now()) {
     if (signals_.window_closed.load(std::memory_order_relaxed) || signals_.aborted.load(std::memory_order_relaxed) ||
         now >= clock.deadline)
@@ -77,27 +66,18 @@ void BlockingSender::begin(const TestClock& clock) {
       near_deadline = true;
       set_send_limit(fd, std::chrono::duration_cast<std::chrono::microseconds>(clock.deadline - now));
     }
-    if (pacing_.rate_bps > 0 && !wait_for_pace(clock)) continue;  // the checks above end the loop
-    const ssize_t sent = send_next(fd, cursor_.next_size());
+    if (parts_.pacing.rate_bps > 0 && !wait_for_pace(clock)) continue;  // the checks above end the loop
+    const ssize_t sent = send_next(fd, parts_.cursor.next_size());
     if (sent < 0) {
       // ENOBUFS (zerocopy): too many notifications unread; they were read just now.
-      if (timed_out(sent) || (source_.mode == config::SendMode::zerocopy && errno == ENOBUFS)) continue;
+      if (timed_out(sent) || (parts_.source.mode == config::SendMode::zerocopy && errno == ENOBUFS)) continue;
       failed = true;
       break;
     }
-    counters_.record(static_cast<std::size_t>(sent), clock.since_start(Clock::now()));
-    if (digest_) digest_->digest.update(payload_ + cursor_.offset(), static_cast<std::size_t>(sent));
-    cursor_.advance(static_cast<std::size_t>(sent));
-    if (cursor_.quota_sent()) break;
+    parts_.took(static_cast<std::size_t>(sent), clock.since_start(Clock::now()));
+    if (parts_.cursor.quota_sent()) break;
   }
-  finish(failed);
-}
-
-void BlockingSender::finish(bool failed) {
-  // Half-close: the receiver reads to EOF, so both ends count exactly the same bytes.
-  ::shutdown(socket_.native_handle(), SHUT_WR);
-  if (digest_) *digest_->out = digest_->digest.finish();
-  report_finished(counters_, failed, on_done_);
+  parts_.finish(fd, failed);
 }
 
 void BlockingSender::close() noexcept {
@@ -105,46 +85,27 @@ void BlockingSender::close() noexcept {
   socket_.close(ignored);
 }
 
-BlockingReceiver::BlockingReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
-                                   config::RecvMode mode, std::size_t buffer_size, StreamDone on_done,
-                                   std::optional<StreamDigest> digest, const BlockingSignals& signals)
-    : socket_(std::move(socket)),
-      counters_(counters),
-      mode_(mode),
-      buffer_size_(buffer_size),
-      on_done_(std::move(on_done)),
-      digest_(std::move(digest)),
-      signals_(signals) {
-  if (mode_ != config::RecvMode::recv) buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
-}
+BlockingReceiver::BlockingReceiver(asio::ip::tcp::socket socket, ReceiverParts parts, const BlockingSignals& signals)
+    : socket_(std::move(socket)), parts_(std::move(parts)), signals_(signals) {}
 
 void BlockingReceiver::begin(const TestClock& clock) {
   const int fd = socket_.native_handle();
   make_blocking(fd);
-  // MSG_TRUNC on a TCP socket makes tcp_recvmsg() drop the bytes without copying them out.
-  const int flags = mode_ == config::RecvMode::trunc ? MSG_TRUNC : 0;
   bool failed = false;
   for (;;) {
     if (signals_.aborted.load(std::memory_order_relaxed)) {
       failed = true;
       break;
     }
-    // recv: a fresh buffer per call, freed when the next replaces it, which is the point of that mode.
-    if (mode_ == config::RecvMode::recv) buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
-    const ssize_t received = ::recv(fd, buffer_.get(), buffer_size_, flags);
-    if (received == 0) break;  // EOF: the sender half-closed after its last byte
-    if (received < 0) {
-      if (timed_out(received)) continue;
-      failed = true;
+    const ssize_t received = ::recv(fd, parts_.next_buffer(), parts_.buffer_size(), parts_.flags());
+    if (received < 0 && timed_out(received)) continue;
+    if (received <= 0) {
+      failed = received < 0;  // 0: EOF, the sender half-closed after its last byte
       break;
     }
-    if (digest_ && mode_ != config::RecvMode::trunc) digest_->digest.update(buffer_.get(), static_cast<std::size_t>(received));
-    counters_.record(static_cast<std::size_t>(received), clock.since_start(Clock::now()));
+    parts_.took(static_cast<std::size_t>(received), clock.since_start(Clock::now()));
   }
-  if (mode_ == config::RecvMode::recv) buffer_.reset();
-  // The socket stays open until the stream is destroyed: the sampler may still read TCP_INFO.
-  if (digest_) *digest_->out = digest_->digest.finish();
-  report_finished(counters_, failed, on_done_);
+  parts_.finish(failed);
 }
 
 void BlockingReceiver::close() noexcept {

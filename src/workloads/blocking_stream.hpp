@@ -4,25 +4,17 @@
 // deadline, then half-closes; a receiver reads to EOF; one counters.record() per call.
 #pragma once
 
-#include <memory>
-#include <optional>
-
 #include <asio/ip/tcp.hpp>
 
-#include "stats/counters.hpp"
-#include "workloads/send_cursor.hpp"
-#include "workloads/tcp_stream.hpp"
+#include "workloads/stream_parts.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::workloads {
 
 class BlockingSender final : public StreamTask {
  public:
-  // As TcpSender; `signals` are the worker's, which the loop checks between calls.
-  BlockingSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
-                 std::size_t payload_size, std::size_t chunk, std::uint64_t quota, StreamDone on_done,
-                 std::optional<StreamDigest> digest, SendPacing pacing, SendSource source,
-                 const BlockingSignals& signals);
+  // `signals` are the worker's, which the loop checks between calls.
+  BlockingSender(asio::ip::tcp::socket socket, SenderParts parts, const BlockingSignals& signals);
 
   // Runs the whole send loop, then returns.
   void begin(const TestClock& clock) override;
@@ -33,24 +25,15 @@ class BlockingSender final : public StreamTask {
   ssize_t send_next(int fd, std::size_t size) noexcept;
   // False when the loop should stop: the window ended or the worker is aborting.
   bool wait_for_pace(const TestClock& clock) const;
-  void finish(bool failed);
 
   asio::ip::tcp::socket socket_;
-  stats::StreamCounters& counters_;
-  const char* payload_;
-  SendCursor cursor_;
-  StreamDone on_done_;
-  std::optional<StreamDigest> digest_;
-  SendPacing pacing_;
-  SendSource source_;
+  SenderParts parts_;
   const BlockingSignals& signals_;
 };
 
 class BlockingReceiver final : public StreamTask {
  public:
-  BlockingReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& counters, config::RecvMode mode,
-                   std::size_t buffer_size, StreamDone on_done, std::optional<StreamDigest> digest,
-                   const BlockingSignals& signals);
+  BlockingReceiver(asio::ip::tcp::socket socket, ReceiverParts parts, const BlockingSignals& signals);
 
   // Reads to EOF (or until the worker aborts), then returns.
   void begin(const TestClock& clock) override;
@@ -58,13 +41,7 @@ class BlockingReceiver final : public StreamTask {
 
  private:
   asio::ip::tcp::socket socket_;
-  stats::StreamCounters& counters_;
-  config::RecvMode mode_;
-  std::size_t buffer_size_;
-  // recv_into and trunc: one buffer for the connection's life; recv: a fresh one per call.
-  std::unique_ptr<char[]> buffer_;
-  StreamDone on_done_;
-  std::optional<StreamDigest> digest_;
+  ReceiverParts parts_;
   const BlockingSignals& signals_;
 };
 
