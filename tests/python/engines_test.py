@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """--engine asio, threads and uring on 127.0.0.1: every send and receive mode each engine runs
 moves exactly -n bytes over 1 and 3 connections (both sides, every stream); a timed run ends by
-itself; -b holds each engine below its rate; -F digests match; --engine threads runs a thread per
-connection; what an engine does not run is refused up front in one sentence.
+itself and SIGINT ends one early, with equal counts; -b holds each engine below its rate; -F
+digests match; --engine threads runs a thread per connection; what an engine does not run is
+refused up front in one sentence.
 Usage: engines_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted beyond pacing's upper
 bound."""
 import json
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import harness
 from harness import Server, check, client, test
@@ -71,6 +74,20 @@ def a_timed_run_ends_by_itself_with_equal_counts():
         for engine in ENGINES:
             document = run_json(server, "2", "-t", "1", "-i", "0", "--engine", engine)
             check_exact(document, None, f"{engine} -t 1")
+
+
+@test
+def sigint_ends_each_engine_early_with_equal_counts():
+    # The threads and uring workers block in their streams: they see SIGINT through BlockingSignals.
+    for engine in ENGINES:
+        with Server() as server:
+            runner = harness.start_client(server, "2", "-t", "60", "-i", "0", "--engine", engine, "--json")
+            server.wait_log("test from")
+            time.sleep(1)
+            runner.send_signal(signal.SIGINT)
+            out, err = runner.communicate(timeout=30)
+        check(runner.returncode == 1, f"{engine}: exit {runner.returncode} after SIGINT: {err}")
+        check_exact(valid(json.loads(out)), None, f"{engine} after SIGINT")
 
 
 @test
