@@ -7,6 +7,7 @@ packages=(
   g++ meson ninja-build pkg-config          # toolchain
   libasio-dev libspdlog-dev libcxxopts-dev   # libraries (Asio is header-only, found by header)
   nlohmann-json3-dev libgtest-dev libssl-dev
+  liburing-dev                               # --engine uring: the kernel maintainers' io_uring library
   clang libclang-rt-14-dev                   # libFuzzer for the frame parser's fuzz target
   python3 python3-jsonschema jq              # meson, test summary, JSON output tests
   iperf3 iperf sockperf                      # side-by-side benchmarks

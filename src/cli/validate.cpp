@@ -197,6 +197,8 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
 void check_engine(const config::Config& config, const GivenOptions& given) {
   if (given.engine && (given.rr || given.transfers || given.raw || given.iperf3))
     throw UsageError("--engine applies to testio's bulk tests; --rr, --transfers, --raw and --iperf3 run on asio");
+  if (given.threads && config.engine == config::Engine::threads)
+    throw UsageError("--engine threads runs one thread per connection: drop -T");
   if (std::string refusal = config::engine_refusal(config.engine, config.recv_mode, config.send_mode); !refusal.empty())
     throw UsageError(refusal);
 }

@@ -68,10 +68,11 @@ std::optional<SendMode> send_mode_from_string(std::string_view text) noexcept {
 }
 
 std::string engine_refusal(Engine engine, RecvMode recv_mode, SendMode send_mode) {
-  (void)send_mode;
-  if (engine != Engine::asio) return "--engine " + std::string(to_string(engine)) + " is not built yet";
   if (engine != Engine::asio && (recv_mode == RecvMode::splice || recv_mode == RecvMode::mmap))
-    return "--recv-mode " + std::string(to_string(recv_mode)) + " is not built yet";
+    return "--engine " + std::string(to_string(engine)) + " does not do --recv-mode " +
+           std::string(to_string(recv_mode)) + ": use recv, recv_into or trunc, or --engine asio";
+  if (engine == Engine::uring && send_mode == SendMode::sendfile)
+    return "--engine uring does not do --send-mode sendfile: use send or zerocopy, or --engine asio or threads";
   return {};
 }
 

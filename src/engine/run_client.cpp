@@ -41,6 +41,7 @@
 #include "workloads/tcp_crr.hpp"
 #include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
+#include "workloads/uring_loop.hpp"
 
 namespace testio::engine {
 namespace {
@@ -161,6 +162,12 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
   const DirectionLayout layout = DirectionLayout::of(config.direction(), connections);
   if (config.send_mode == config::SendMode::sendfile && layout.forward)
     streams.send_file = open_send_file(config.file, config.buffer);
+
+  if (config.engine == config::Engine::uring) {
+    const bool zerocopy = config.send_mode == config::SendMode::zerocopy;
+    if (std::string reason = workloads::uring_unusable_reason(zerocopy); !reason.empty())
+      throw std::runtime_error(reason);
+  }
 
   // 1. Control connection: preamble, test request, the server's answer.
   std::vector<tcp::endpoint> endpoints = co_await resolve(config);

@@ -18,6 +18,7 @@
 #include "workloads/tcp_crr.hpp"
 #include "workloads/tcp_rr.hpp"
 #include "workloads/tcp_stream.hpp"
+#include "workloads/uring_loop.hpp"
 
 namespace testio::engine {
 namespace {
@@ -113,6 +114,14 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
   const DirectionLayout layout = DirectionLayout::of(request.direction, request.connections);
   const std::uint32_t connections = layout.total();
   const unsigned threads = config::worker_threads(request.engine, request.threads, connections);
+
+  // A server that cannot run the engine asked for says so instead of accepting.
+  if (request.engine == config::Engine::uring) {
+    const bool zerocopy = request.direction != config::Direction::forward &&
+                          request.send_mode == config::SendMode::zerocopy;
+    if (std::string reason = workloads::uring_unusable_reason(zerocopy); !reason.empty())
+      throw std::runtime_error(reason);
+  }
 
   // 1. Accept, then wait for every data connection.
   co_await control.write(accepted_message(test, threads));

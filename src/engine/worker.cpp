@@ -36,6 +36,9 @@ void Worker::start() {
 void Worker::begin_streams(workloads::TestClock clock) {
   post([this, clock] {
     for (auto& stream : streams_) stream->begin(clock);
+    // Blocks this thread until the loop's streams end; end_window() and stop() reach it through
+    // signals_, and their posted work runs after it returns.
+    if (loop_) loop_->run(clock, signals_);
   });
 }
 

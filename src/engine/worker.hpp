@@ -28,6 +28,10 @@ class Worker {
   unsigned index() const noexcept { return index_; }
 
   void add_stream(std::unique_ptr<workloads::StreamTask> stream);
+  // --engine uring: the loop this worker's streams share, made by the factory along with the
+  // worker's first such stream; null until then. It runs after every stream's begin().
+  workloads::StreamLoop* loop() const noexcept { return loop_.get(); }
+  void set_loop(std::unique_ptr<workloads::StreamLoop> loop) { loop_ = std::move(loop); }
   // Starts the thread; throws std::runtime_error when it cannot be pinned to its CPU.
   void start();
   // Calls begin() on every stream, on the worker thread.
@@ -48,6 +52,7 @@ class Worker {
   asio::io_context context_{1};  // one thread runs it: Asio may skip its internal locking
   asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
   workloads::BlockingSignals signals_;
+  std::unique_ptr<workloads::StreamLoop> loop_;  // outlives the streams registered with it
   std::vector<std::unique_ptr<workloads::StreamTask>> streams_;  // destroyed before context_
   std::thread thread_;
 };

@@ -41,6 +41,12 @@ struct alignas(64) StreamCounters {
       first_byte_ns.store(now, std::memory_order_relaxed);
     last_byte_ns.store(now, std::memory_order_relaxed);
   }
+
+  // --send-mode zerocopy: `completed` more sends reported done, `copied` of them copied after all.
+  void record_zerocopy(std::uint64_t completed, std::uint64_t copied) noexcept {
+    zerocopy_completed.store(zerocopy_completed.load(std::memory_order_relaxed) + completed, std::memory_order_relaxed);
+    zerocopy_copied.store(zerocopy_copied.load(std::memory_order_relaxed) + copied, std::memory_order_relaxed);
+  }
 };
 
 }  // namespace testio::stats

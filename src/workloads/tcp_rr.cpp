@@ -1,8 +1,6 @@
 #include "workloads/tcp_rr.hpp"
 
-#include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,25 +8,13 @@
 #include <asio/error.hpp>
 #include <asio/write.hpp>
 
+#include "workloads/blocking_socket.hpp"
+
 namespace testio::workloads {
 
 namespace {
 
 constexpr std::size_t kEchoReadSize = 256 * 1024;
-
-// Blocking mode for a stream's own thread; the timeouts bound how long a call can keep the loop
-// from seeing the worker's signals.
-void make_blocking(int fd) noexcept {
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  const timeval timeout{0, 100'000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-}
-
-bool timed_out(ssize_t result) noexcept {
-  return result < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
-}
 
 // False when the connection failed or the worker is aborting.
 bool send_all(int fd, const char* data, std::size_t size, const BlockingSignals& signals) noexcept {

@@ -1,7 +1,5 @@
 #include "workloads/tcp_stream.hpp"
 
-#include <linux/errqueue.h>
-#include <netinet/in.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
@@ -13,6 +11,8 @@
 #include <asio/error.hpp>
 #include <asio/post.hpp>
 
+#include "workloads/zerocopy_completions.hpp"
+
 namespace testio::workloads {
 
 std::size_t SendPacing::chunk(std::size_t buffer) const noexcept {
@@ -20,6 +20,11 @@ std::size_t SendPacing::chunk(std::size_t buffer) const noexcept {
   // 5 ms of data per call, between 4 KiB and the buffer.
   const auto five_ms = static_cast<std::size_t>(rate_bps / 8 * 0.005);
   return std::clamp<std::size_t>(five_ms, std::min<std::size_t>(4096, buffer), buffer);
+}
+
+Clock::time_point SendPacing::due(Clock::time_point start, std::uint64_t sent) const noexcept {
+  return start + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(static_cast<double>(sent) * 8 / rate_bps));
 }
 
 TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
@@ -33,10 +38,7 @@ TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counte
       pacing_(pacing),
       counters_(counters),
       payload_(payload),
-      payload_size_(payload_size),
-      chunk_(chunk),
-      remaining_(quota),
-      limited_(quota > 0),
+      cursor_(payload_size, chunk, quota),
       on_done_(std::move(on_done)),
       digest_(std::move(digest)) {}
 
@@ -67,17 +69,16 @@ void TcpSender::end_window() noexcept {
 }
 
 void TcpSender::write_next() {
-  std::size_t size = std::min(chunk_, payload_size_ - offset_);
-  if (limited_) size = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, size));
+  const std::size_t size = cursor_.next_size();
   auto handler = [this](const asio::error_code& error, std::size_t written) { on_written(error, written); };
   switch (source_.mode) {
     case config::SendMode::send:
-      socket_.async_write_some(asio::buffer(payload_ + offset_, size), handler);
+      socket_.async_write_some(asio::buffer(payload_ + cursor_.offset(), size), handler);
       break;
     case config::SendMode::zerocopy:
       // The payload is never written to while a send may still read it, so no send has to wait
       // for its completion; they are counted as they arrive.
-      socket_.async_send(asio::buffer(payload_ + offset_, size), MSG_ZEROCOPY, handler);
+      socket_.async_send(asio::buffer(payload_ + cursor_.offset(), size), MSG_ZEROCOPY, handler);
       break;
     case config::SendMode::sendfile:
       send_file(size);
@@ -92,7 +93,7 @@ void TcpSender::send_file(std::size_t size) {
       on_written(error, 0);
       return;
     }
-    off_t position = static_cast<off_t>(source_.file_offset + offset_);
+    off_t position = static_cast<off_t>(source_.file_offset + cursor_.offset());
     ssize_t sent = ::sendfile(socket_.native_handle(), source_.file_fd, &position, size);
     if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
       send_file(size);
@@ -106,38 +107,10 @@ void TcpSender::send_file(std::size_t size) {
   });
 }
 
-void TcpSender::drain_zerocopy_completions() noexcept {
-  // Each notification covers a range of send calls, numbered from 0 per socket, and says whether
-  // the kernel had to copy after all (it always does for loopback: the data stays on the host).
-  alignas(cmsghdr) char control[128];
-  const int fd = socket_.native_handle();
-  std::uint64_t completed = 0, copied = 0;
-  for (;;) {
-    msghdr message{};
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    if (::recvmsg(fd, &message, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) break;
-    for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
-      const bool recverr = (header->cmsg_level == SOL_IP && header->cmsg_type == IP_RECVERR) ||
-                           (header->cmsg_level == SOL_IPV6 && header->cmsg_type == IPV6_RECVERR);
-      if (!recverr) continue;
-      sock_extended_err notice;
-      std::memcpy(&notice, CMSG_DATA(header), sizeof notice);
-      if (notice.ee_errno != 0 || notice.ee_origin != SO_EE_ORIGIN_ZEROCOPY) continue;
-      const std::uint64_t calls = static_cast<std::uint64_t>(notice.ee_data - notice.ee_info) + 1;
-      completed += calls;
-      if (notice.ee_code & SO_EE_CODE_ZEROCOPY_COPIED) copied += calls;
-    }
-  }
-  if (!completed) return;
-  stats::add_relaxed(counters_.zerocopy_completed, completed);
-  stats::add_relaxed(counters_.zerocopy_copied, copied);
-}
-
 void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
   if (finished_) return;
   if (source_.mode == config::SendMode::zerocopy) {
-    drain_zerocopy_completions();
+    drain_zerocopy_completions(socket_.native_handle(), counters_);
     // ENOBUFS: too many notifications unread (optmem_max); they are read now, so try again.
     if (error == asio::error::no_buffer_space && !window_closed_) {
       write_next();
@@ -150,18 +123,14 @@ void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
   }
   Clock::time_point now = Clock::now();
   counters_.record(written, clock_.since_start(now));
-  if (digest_) digest_->digest.update(payload_ + offset_, written);
-  offset_ += written;
-  if (offset_ == payload_size_) offset_ = 0;
-  if (limited_) remaining_ -= written;
-  sent_ += written;
-  if ((limited_ && remaining_ == 0) || now >= clock_.deadline || window_closed_) {
+  if (digest_) digest_->digest.update(payload_ + cursor_.offset(), written);
+  cursor_.advance(written);
+  if (cursor_.quota_sent() || now >= clock_.deadline || window_closed_) {
     finish(false);
     return;
   }
   if (pacing_.rate_bps > 0) {
-    const auto due = clock_.start + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(static_cast<double>(sent_) * 8 / pacing_.rate_bps));
+    const Clock::time_point due = pacing_.due(clock_.start, cursor_.sent());
     if (due > now) {
       pacing_timer_.expires_at(due);
       pacing_timer_.async_wait([this](const asio::error_code& wait_error) {

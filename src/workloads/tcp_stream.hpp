@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "stats/counters.hpp"
 #include "util/digest.hpp"
+#include "workloads/send_cursor.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/zero_copy_receive.hpp"
 
@@ -28,6 +29,8 @@ struct StreamDigest {
 struct SendPacing {
   double rate_bps = 0;  // 0: as fast as the socket takes it
   std::size_t chunk(std::size_t buffer) const noexcept;
+  // When a sender that has written `sent` bytes since `start` may write again (rate_bps > 0).
+  Clock::time_point due(Clock::time_point start, std::uint64_t sent) const noexcept;
 };
 
 // Where a sender's bytes come from for each send mode. `file_fd` (sendfile) holds the payload at
@@ -54,7 +57,6 @@ class TcpSender final : public StreamTask {
  private:
   void write_next();
   void send_file(std::size_t size);
-  void drain_zerocopy_completions() noexcept;
   void on_written(const asio::error_code& error, std::size_t written);
   void finish(bool failed);
 
@@ -63,14 +65,9 @@ class TcpSender final : public StreamTask {
   asio::steady_timer pacing_timer_;
   SendSource source_;
   SendPacing pacing_;
-  std::uint64_t sent_ = 0;
   stats::StreamCounters& counters_;
   const char* payload_;
-  std::size_t payload_size_;
-  std::size_t chunk_;
-  std::size_t offset_ = 0;    // where the next write starts in the payload
-  std::uint64_t remaining_;   // only meaningful when limited_
-  bool limited_;
+  SendCursor cursor_;
   bool window_closed_ = false;
   bool finished_ = false;
   TestClock clock_;

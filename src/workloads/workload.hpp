@@ -50,4 +50,13 @@ class StreamTask {
   virtual void close() noexcept = 0;
 };
 
+// A loop that moves the data of several of a worker's streams at once (--engine uring): the worker
+// runs it as one blocking job on its thread, after every stream's begin(), until they all ended.
+// It sees end_window() and stop() through the worker's BlockingSignals.
+class StreamLoop {
+ public:
+  virtual ~StreamLoop() = default;
+  virtual void run(const TestClock& clock, const BlockingSignals& signals) = 0;
+};
+
 }  // namespace testio::workloads
