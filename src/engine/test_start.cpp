@@ -20,6 +20,7 @@ report::StartInfo start_info(const control::TestRequest& request, unsigned serve
   start.buffer = request.buffer;
   start.window = request.window;
   start.recv_mode = request.recv_mode;
+  start.engine = request.engine;
   start.rr = request.rr;
   start.msize = request.msize;
   start.depth = request.depth;

@@ -126,6 +126,7 @@ json start_json(const StartInfo& start) {
         {"server_threads", start.server_threads},
         {"recv_mode", config::to_string(start.recv_mode)},
         {"send_mode", config::to_string(start.send_mode)},
+        {"engine", config::to_string(start.engine)},
         {"workload", start.transfers ? "transfers" : start.rr ? "rr" : "stream"},
         {"tuning",
          {{"congestion_requested", start.congestion_requested},

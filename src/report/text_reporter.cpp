@@ -102,7 +102,9 @@ void TextReporter::start(const StartInfo& start) {
   else
     out_ << ", " << util::format_size(start.buffer) << " per call, recv mode " << config::to_string(start.recv_mode)
          << (start.send_mode != config::SendMode::send ? ", send mode " : "")
-         << (start.send_mode != config::SendMode::send ? config::to_string(start.send_mode) : "");
+         << (start.send_mode != config::SendMode::send ? config::to_string(start.send_mode) : "")
+         << (start.engine != config::Engine::asio ? ", engine " : "")
+         << (start.engine != config::Engine::asio ? config::to_string(start.engine) : "");
   if (start.window)
     out_ << ", window " << util::format_size(start.window) << " (granted: send "
          << util::format_size(start.sndbuf_actual) << ", receive " << util::format_size(start.rcvbuf_actual) << ")";

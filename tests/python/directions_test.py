@@ -104,6 +104,7 @@ def every_send_mode_and_engine_runs_both_ways():
                 document = document_of(client(server, "2", "--bidir", "-n", "6M", "--send-mode", mode,
                                               "--engine", engine, "--json"))
                 what = f"--bidir --send-mode {mode} --engine {engine}"
+                check(document["start"]["testio"]["engine"] == engine, f"{what}: engine not in the report")
                 check_direction(document["end"], 2, 6 * MB, what + " forward")
                 check_direction(document["end"]["testio"]["bidir_reverse"]["end"], 2, 6 * MB, what + " reverse")
 
