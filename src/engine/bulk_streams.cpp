@@ -29,10 +29,8 @@ void add_sender(Worker& worker, config::Engine engine, asio::ip::tcp::socket soc
                 stats::StreamCounters& counters, SenderSpec spec, workloads::StreamDone done) {
   switch (engine) {
     case config::Engine::asio:
-      worker.add_stream(std::make_unique<workloads::TcpSender>(std::move(socket), counters, spec.payload,
-                                                               spec.payload_size, spec.chunk, spec.quota,
-                                                               std::move(done), std::move(spec.digest),
-                                                               spec.pacing, spec.source));
+      worker.add_stream(
+          std::make_unique<workloads::TcpSender>(std::move(socket), sender_parts(counters, spec, std::move(done))));
       return;
     case config::Engine::threads:
       worker.add_stream(std::make_unique<workloads::BlockingSender>(
@@ -51,8 +49,8 @@ void add_receiver(Worker& worker, config::Engine engine, asio::ip::tcp::socket s
                   stats::StreamCounters& counters, ReceiverSpec spec, workloads::StreamDone done) {
   switch (engine) {
     case config::Engine::asio:
-      worker.add_stream(std::make_unique<workloads::TcpReceiver>(std::move(socket), counters, spec.mode, spec.buffer,
-                                                                 std::move(done), std::move(spec.digest)));
+      worker.add_stream(std::make_unique<workloads::TcpReceiver>(std::move(socket),
+                                                                 receiver_parts(counters, spec, std::move(done))));
       return;
     case config::Engine::threads:
       worker.add_stream(std::make_unique<workloads::BlockingReceiver>(

@@ -307,7 +307,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
       asio::co_spawn(executor, control.write(control::stop_message()), asio::detached);
     }
   };
-  report::TestReport report;
+  bool incomplete = false;  // the test ended early: the figures cover the time run
   std::optional<control::DirectedResults> mine;
   std::optional<control::DirectedResults> theirs;
   std::string ended_because;
@@ -348,18 +348,18 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     theirs = control::parse_directed_results(co_await control.read(kResultsLimit), "results", layout.forward,
                                              layout.reverse);
   } catch (const std::exception& error) {
-    report.incomplete = true;
+    incomplete = true;
     ended_because = describe(error);
   }
   interruption.end_window = nullptr;
-  if (report.incomplete) {
+  if (incomplete) {
     // Stop the streams (senders may still be writing) and keep what they counted.
     pool.end_window();
     co_await streams_done->wait(kSenderStopLimit);
     if (!mine) mine = measurement.finish(reporter, /*local_sends_forward=*/start.local_is_sender);
     spdlog::error("{}", ended_because);
   } else if (interruption.signal) {
-    report.incomplete = true;
+    incomplete = true;
     ended_because = std::string("interrupted by ") + (interruption.signal == SIGINT ? "SIGINT" : "SIGTERM");
     spdlog::warn("{}: the figures cover the time run", ended_because);
   }
@@ -389,20 +389,20 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     const char* receiver = direction->start.local_is_sender ? "the server" : "the client";
     const std::uint32_t first = direction == &*forward ? 0 : layout.forward;
     for (std::uint32_t stream : direction->mismatched_streams) {
-      if (report.incomplete) break;
+      if (incomplete) break;
       spdlog::error("connection {}: {} sent {} bytes but {} received {}", first + stream + 1, sender,
                     direction->sender.totals[stream].bytes, receiver, direction->receiver.totals[stream].bytes);
       failed = true;
     }
     std::size_t failed_streams = stats::summarize(direction->sender.totals).failed_streams +
                                  stats::summarize(direction->receiver.totals).failed_streams;
-    if (failed_streams && !report.incomplete) {
+    if (failed_streams && !incomplete) {
       spdlog::error("{} connections ended with an error", failed_streams);
       failed = true;
     }
   }
   report::TestReport live = final_report(std::move(forward), std::move(reverse));
-  live.incomplete = report.incomplete;
+  live.incomplete = incomplete;
   live.ended_because = ended_because;
   if (config.rr) {
     stats::LatencyHistogram all;

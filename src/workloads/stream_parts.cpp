@@ -2,7 +2,22 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <chrono>
+
 namespace testio::workloads {
+
+std::size_t SendPacing::chunk(std::size_t buffer) const noexcept {
+  if (rate_bps <= 0) return buffer;
+  // 5 ms of data per call, between 4 KiB and the buffer.
+  const auto five_ms = static_cast<std::size_t>(rate_bps / 8 * 0.005);
+  return std::clamp<std::size_t>(five_ms, std::min<std::size_t>(4096, buffer), buffer);
+}
+
+Clock::time_point SendPacing::due(Clock::time_point start, std::uint64_t sent) const noexcept {
+  return start + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(static_cast<double>(sent) * 8 / rate_bps));
+}
 
 void SenderParts::took(std::size_t written, stats::TestNanos since_start) {
   counters->record(written, since_start);
@@ -24,7 +39,14 @@ ReceiverParts::ReceiverParts(stats::StreamCounters& counters, config::RecvMode m
       on_done_(std::move(on_done)),
       digest_(std::move(digest)) {
   // for_overwrite: no zero-fill, so pages are only touched by the kernel's copy (never by trunc).
-  if (mode_ != config::RecvMode::recv) buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+  if (mode_ == config::RecvMode::recv_into || mode_ == config::RecvMode::trunc)
+    buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+}
+
+void ReceiverParts::read_into_buffer_instead() {
+  mode_ = config::RecvMode::recv_into;
+  counts_copies_ = true;
+  buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
 }
 
 char* ReceiverParts::next_buffer() {
@@ -38,7 +60,9 @@ void ReceiverParts::took(std::size_t received, stats::TestNanos since_start) {
   // (trunc copies nothing out, so a hashed test never uses it: the request parser refuses that.)
   if (digest_ && mode_ != config::RecvMode::trunc) digest_->digest.update(buffer_.get(), received);
   if (mode_ == config::RecvMode::recv) buffer_.reset();
-  if (received) counters_.record(received, since_start);
+  if (!received) return;
+  counters_.record(received, since_start);
+  if (counts_copies_) stats::add_relaxed(counters_.recv_copied_bytes, received);
 }
 
 void ReceiverParts::finish(bool failed) {

@@ -15,36 +15,15 @@
 
 namespace testio::workloads {
 
-std::size_t SendPacing::chunk(std::size_t buffer) const noexcept {
-  if (rate_bps <= 0) return buffer;
-  // 5 ms of data per call, between 4 KiB and the buffer.
-  const auto five_ms = static_cast<std::size_t>(rate_bps / 8 * 0.005);
-  return std::clamp<std::size_t>(five_ms, std::min<std::size_t>(4096, buffer), buffer);
-}
-
-Clock::time_point SendPacing::due(Clock::time_point start, std::uint64_t sent) const noexcept {
-  return start + std::chrono::duration_cast<Clock::duration>(
-                     std::chrono::duration<double>(static_cast<double>(sent) * 8 / rate_bps));
-}
-
-TcpSender::TcpSender(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
-                     const char* payload, std::size_t payload_size, std::size_t chunk, std::uint64_t quota,
-                     StreamDone on_done, std::optional<StreamDigest> digest, SendPacing pacing,
-                     SendSource source)
+TcpSender::TcpSender(asio::ip::tcp::socket socket, SenderParts parts)
     : socket_(std::move(socket)),
       deadline_timer_(socket_.get_executor()),
       pacing_timer_(socket_.get_executor()),
-      source_(source),
-      pacing_(pacing),
-      counters_(counters),
-      payload_(payload),
-      cursor_(payload_size, chunk, quota),
-      on_done_(std::move(on_done)),
-      digest_(std::move(digest)) {}
+      parts_(std::move(parts)) {}
 
 void TcpSender::begin(const TestClock& clock) {
   clock_ = clock;
-  if (source_.mode == config::SendMode::sendfile) {
+  if (parts_.source.mode == config::SendMode::sendfile) {
     asio::error_code ignored;
     socket_.native_non_blocking(true, ignored);  // sendfile is called directly, after a readiness wait
   }
@@ -69,16 +48,16 @@ void TcpSender::end_window() noexcept {
 }
 
 void TcpSender::write_next() {
-  const std::size_t size = cursor_.next_size();
+  const std::size_t size = parts_.cursor.next_size();
   auto handler = [this](const asio::error_code& error, std::size_t written) { on_written(error, written); };
-  switch (source_.mode) {
+  switch (parts_.source.mode) {
     case config::SendMode::send:
-      socket_.async_write_some(asio::buffer(payload_ + cursor_.offset(), size), handler);
+      socket_.async_write_some(asio::buffer(parts_.next_data(), size), handler);
       break;
     case config::SendMode::zerocopy:
       // The payload is never written to while a send may still read it, so no send has to wait
       // for its completion; they are counted as they arrive.
-      socket_.async_send(asio::buffer(payload_ + cursor_.offset(), size), MSG_ZEROCOPY, handler);
+      socket_.async_send(asio::buffer(parts_.next_data(), size), MSG_ZEROCOPY, handler);
       break;
     case config::SendMode::sendfile:
       send_file(size);
@@ -93,8 +72,8 @@ void TcpSender::send_file(std::size_t size) {
       on_written(error, 0);
       return;
     }
-    off_t position = static_cast<off_t>(source_.file_offset + cursor_.offset());
-    ssize_t sent = ::sendfile(socket_.native_handle(), source_.file_fd, &position, size);
+    off_t position = static_cast<off_t>(parts_.source.file_offset + parts_.cursor.offset());
+    ssize_t sent = ::sendfile(socket_.native_handle(), parts_.source.file_fd, &position, size);
     if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
       send_file(size);
       return;
@@ -109,8 +88,8 @@ void TcpSender::send_file(std::size_t size) {
 
 void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
   if (finished_) return;
-  if (source_.mode == config::SendMode::zerocopy) {
-    drain_zerocopy_completions(socket_.native_handle(), counters_);
+  if (parts_.source.mode == config::SendMode::zerocopy) {
+    drain_zerocopy_completions(socket_.native_handle(), *parts_.counters);
     // ENOBUFS: too many notifications unread (optmem_max); they are read now, so try again.
     if (error == asio::error::no_buffer_space && !window_closed_) {
       write_next();
@@ -122,15 +101,13 @@ void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
     return;
   }
   Clock::time_point now = Clock::now();
-  counters_.record(written, clock_.since_start(now));
-  if (digest_) digest_->digest.update(payload_ + cursor_.offset(), written);
-  cursor_.advance(written);
-  if (cursor_.quota_sent() || now >= clock_.deadline || window_closed_) {
+  parts_.took(written, clock_.since_start(now));
+  if (parts_.cursor.quota_sent() || now >= clock_.deadline || window_closed_) {
     finish(false);
     return;
   }
-  if (pacing_.rate_bps > 0) {
-    const Clock::time_point due = pacing_.due(clock_.start, cursor_.sent());
+  if (parts_.pacing.rate_bps > 0) {
+    const Clock::time_point due = parts_.pacing.due(clock_.start, parts_.cursor.sent());
     if (due > now) {
       pacing_timer_.expires_at(due);
       pacing_timer_.async_wait([this](const asio::error_code& wait_error) {
@@ -149,13 +126,9 @@ void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
 
 void TcpSender::finish(bool failed) {
   finished_ = true;
-  asio::error_code ignored;
   deadline_timer_.cancel();
   pacing_timer_.cancel();
-  // Half-close: the receiver reads to EOF, so both ends count exactly the same bytes.
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  if (digest_) *digest_->out = digest_->digest.finish();
-  report_finished(counters_, failed, on_done_);
+  parts_.finish(socket_.native_handle(), failed);
 }
 
 void TcpSender::close() noexcept {
@@ -166,24 +139,13 @@ void TcpSender::close() noexcept {
   socket_.close(ignored);
 }
 
-TcpReceiver::TcpReceiver(asio::ip::tcp::socket socket, stats::StreamCounters& counters,
-                         config::RecvMode mode, std::size_t buffer_size, StreamDone on_done,
-                         std::optional<StreamDigest> digest)
-    : socket_(std::move(socket)),
-      counters_(counters),
-      mode_(mode),
-      buffer_size_(buffer_size),
-      on_done_(std::move(on_done)),
-      digest_(std::move(digest)) {
-  if (mode_ == config::RecvMode::splice || mode_ == config::RecvMode::mmap) {
-    counts_copies_ = true;
-    zero_copy_ = make_zero_copy_reader(mode_, socket_.native_handle(), buffer_size_);
-    if (!zero_copy_) mode_ = config::RecvMode::recv_into;
+TcpReceiver::TcpReceiver(asio::ip::tcp::socket socket, ReceiverParts parts)
+    : socket_(std::move(socket)), parts_(std::move(parts)) {
+  const config::RecvMode mode = parts_.mode();
+  if (mode == config::RecvMode::splice || mode == config::RecvMode::mmap) {
+    zero_copy_ = make_zero_copy_reader(mode, socket_.native_handle(), parts_.buffer_size());
+    if (!zero_copy_) parts_.read_into_buffer_instead();
   }
-  // for_overwrite: no zero-fill, so pages are only touched by the kernel's copy (and never by
-  // trunc, which copies nothing).
-  if (mode_ == config::RecvMode::recv_into || mode_ == config::RecvMode::trunc)
-    buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
 }
 
 void TcpReceiver::begin(const TestClock& clock) {
@@ -196,40 +158,23 @@ void TcpReceiver::begin(const TestClock& clock) {
 }
 
 void TcpReceiver::read_next() {
-  auto handler = [this](const asio::error_code& error, std::size_t received) {
-    on_read(error, received);
-  };
-  switch (mode_) {
-    case config::RecvMode::recv:
-      buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
-      socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
-      break;
-    case config::RecvMode::recv_into:
-      socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), handler);
-      break;
-    case config::RecvMode::splice:
-    case config::RecvMode::mmap:
-      // The reader drains until EAGAIN before each wait, so the next readiness edge is a new one.
-      socket_.async_wait(asio::socket_base::wait_read, [this](const asio::error_code& error) { on_readable(error); });
-      break;
-    case config::RecvMode::trunc:
-      // MSG_TRUNC on a TCP socket makes tcp_recvmsg() drop the bytes without copying them out.
-      socket_.async_receive(asio::buffer(buffer_.get(), buffer_size_), MSG_TRUNC, handler);
-      break;
+  if (zero_copy_) {
+    // The reader drains until EAGAIN before each wait, so the next readiness edge is a new one.
+    socket_.async_wait(asio::socket_base::wait_read, [this](const asio::error_code& error) { on_readable(error); });
+    return;
   }
+  // recv: a fresh buffer for this call; trunc: MSG_TRUNC, so tcp_recvmsg() drops the bytes.
+  socket_.async_receive(asio::buffer(parts_.next_buffer(), parts_.buffer_size()), parts_.flags(),
+                        [this](const asio::error_code& error, std::size_t received) { on_read(error, received); });
 }
 
 void TcpReceiver::on_read(const asio::error_code& error, std::size_t received) {
-  // (trunc copies nothing out, so a hashed test never uses it: the request parser refuses that.)
-  if (digest_ && !error && mode_ != config::RecvMode::trunc) digest_->digest.update(buffer_.get(), received);
-  if (mode_ == config::RecvMode::recv) buffer_.reset();
   if (finished_) return;
   if (error) {
     finish(error != asio::error::eof);
     return;
   }
-  counters_.record(received, clock_.since_start(Clock::now()));
-  if (counts_copies_) stats::add_relaxed(counters_.recv_copied_bytes, received);
+  parts_.took(received, clock_.since_start(Clock::now()));
   read_next();
 }
 
@@ -239,7 +184,7 @@ void TcpReceiver::on_readable(const asio::error_code& error) {
     finish(true);
     return;
   }
-  ReceiveSink sink{counters_, clock_, digest_ ? &digest_->digest : nullptr};
+  ReceiveSink sink = parts_.sink(clock_);
   switch (zero_copy_->drain(socket_.native_handle(), sink)) {
     case DrainEnd::would_block:
       read_next();
@@ -260,10 +205,9 @@ void TcpReceiver::on_readable(const asio::error_code& error) {
 }
 
 void TcpReceiver::fall_back_to_copying() {
-  warn_fallback(mode_, "the kernel refused its first call");
+  warn_fallback(parts_.mode(), "the kernel refused its first call");
   zero_copy_.reset();
-  mode_ = config::RecvMode::recv_into;
-  buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+  parts_.read_into_buffer_instead();
   read_next();
 }
 
@@ -271,8 +215,7 @@ void TcpReceiver::finish(bool failed) {
   finished_ = true;
   // The socket stays open until the stream is destroyed: the sampler may still read TCP_INFO
   // by its descriptor, which must not be reused by another socket meanwhile.
-  if (digest_) *digest_->out = digest_->digest.finish();
-  report_finished(counters_, failed, on_done_);
+  parts_.finish(failed);
 }
 
 void TcpReceiver::close() noexcept {
