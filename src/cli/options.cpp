@@ -121,7 +121,9 @@ cxxopts::Options make_options() {
     ("total-rate", "Pace the test to RATE bits/s in total, split evenly over the connections",
        cxxopts::value<std::string>(), "RATE")
     ("fq-rate", "Kernel pacing per connection (SO_MAX_PACING_RATE), RATE bits/s", cxxopts::value<std::string>(),
-       "RATE");
+       "RATE")
+    ("no-lowat", "Leave SO_RCVLOWAT and TCP_NOTSENT_LOWAT at the kernel's defaults on both sides (testio sets them "
+                 "from each stream's measured rate)");
   // Left out of --help's groups: it is the positional N shown in the usage line.
   options.add_options("Positional")
     ("connections", "Number of connections", cxxopts::value<std::vector<std::string>>());
@@ -139,7 +141,7 @@ bool profile_may_set(const std::string& key) {
       "max-connections", "max-buffer", "max-duration", "max-frame", "raw", "hash", "file", "rr", "msize", "num", "depth",
       "transfers", "size", "reuse", "save", "force",
       "send-mode", "engine", "congestion", "set-mss", "no-delay", "affinity", "cport", "bitrate", "total-rate", "fq-rate",
-      "iface-stats", "iperf3", "reverse", "bidir"};
+      "no-lowat", "iface-stats", "iperf3", "reverse", "bidir"};
   return keys.count(key) > 0;
 }
 
@@ -288,6 +290,7 @@ void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, Given
     config.mss = static_cast<std::uint32_t>(mss);
   }
   config.no_delay = args.count("no-delay") > 0;
+  config.rate_lowat = args.count("no-lowat") == 0;
   if (args.count("affinity")) config.cpus = util::parse_cpu_list(args["affinity"].as<std::string>(), "-A/--affinity");
   if (args.count("cport")) fill_cport(args["cport"].as<std::string>(), config);
   given.rate = args.count("bitrate") > 0;
@@ -297,7 +300,7 @@ void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, Given
     config.rate_bps = util::parse_rate(args["total-rate"].as<std::string>(), "--total-rate") / config.connections;
   if (args.count("fq-rate")) config.fq_rate_bps = util::parse_rate(args["fq-rate"].as<std::string>(), "--fq-rate");
   given.client_tuning = args.count("set-mss") || args.count("cport") || given.rate || given.total_rate ||
-                        args.count("fq-rate");
+                        args.count("fq-rate") || !config.rate_lowat;
 }
 
 void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {

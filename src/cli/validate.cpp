@@ -167,8 +167,8 @@ void check_transfers(const config::Config& config, const GivenOptions& given) {
 
 void check_tuning(const config::Config& config, const GivenOptions& given) {
   if (config.role == config::Role::server && given.client_tuning)
-    throw UsageError("-M, --cport, -b, --total-rate and --fq-rate are client options: the client's data "
-                     "connections carry them");
+    throw UsageError("-M, --cport, -b, --total-rate, --fq-rate and --no-lowat are client options: the client's "
+                     "data connections carry them");
   if (config.role == config::Role::server && (!config.congestion.empty() || config.no_delay))
     throw UsageError("-C and -N are client options: the client asks for them on both sides");
   if (given.rate && given.total_rate) throw UsageError("-b and --total-rate exclude each other");
@@ -190,6 +190,8 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
     throw UsageError("--send-mode applies to bulk tests (and -F); --rr, --transfers and --raw send their own way");
   if ((config.rate_bps > 0 || config.fq_rate_bps > 0) && (given.rr || given.transfers))
     throw UsageError("-b, --total-rate and --fq-rate pace bulk tests; --rr and --transfers run closed loops");
+  if (!config.rate_lowat && (given.rr || given.transfers || given.raw))
+    throw UsageError("--no-lowat applies to bulk tests; --rr, --transfers and --raw leave the marks to the kernel");
   if (config.rate_bps > 0 && config.rate_bps < 8000) throw UsageError("-b must be at least 8k (1000 bytes/s)");
 }
 

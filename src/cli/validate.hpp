@@ -15,7 +15,7 @@ struct GivenOptions {
   bool raw = false, hash = false, file = false;
   bool rr = false, rr_options = false, num = false;
   bool transfers = false, size = false, reuse = false, save = false, force = false;
-  bool rate = false, total_rate = false, client_tuning = false;  // -M, --cport, -b, --total-rate, --fq-rate
+  bool rate = false, total_rate = false, client_tuning = false;  // -M, --cport, -b, --total-rate, --fq-rate, --no-lowat
   bool iface_stats = false;
   bool iperf3 = false, reverse = false, bidir = false, psk_file = false;
 };

@@ -116,6 +116,7 @@ struct Config {
   std::uint16_t cport_last = 0;
   double rate_bps = 0;              // -b (or --total-rate / N): per-connection pacing; 0 = unpaced
   double fq_rate_bps = 0;           // --fq-rate: SO_MAX_PACING_RATE per connection, paced by the kernel
+  bool rate_lowat = true;           // SO_RCVLOWAT and TCP_NOTSENT_LOWAT follow each stream's rate; --no-lowat: the kernel's
 
   bool iface_stats = false;         // --iface-stats: NIC counters each interval, both sides
   std::vector<std::string> iface_names;  // its list; empty = the interface the test's route uses

@@ -195,6 +195,7 @@ json to_json(const TestRequest& request) {
   if (request.iface_stats) message["iface_stats"] = request.iface_names;
   // Absent when default, so a request reads as it did before these existed.
   if (request.engine != config::Engine::asio) message["engine"] = config::to_string(request.engine);
+  if (!request.rate_lowat) message["rate_lowat"] = false;
   if (request.direction != config::Direction::forward) {
     message["direction"] = config::to_string(request.direction);
     message["send_mode"] = config::to_string(request.send_mode);
@@ -343,6 +344,11 @@ TestRequest parse_test_request(const json& message, const config::Limits& limits
     auto engine = config::engine_from_string(name);
     if (!engine) throw ProtocolError("engine \"" + name + "\" is not supported");
     request.engine = *engine;
+  }
+  if (message.contains("rate_lowat")) {
+    const json& rate_lowat = message["rate_lowat"];
+    if (!rate_lowat.is_boolean()) throw ProtocolError("field \"rate_lowat\" must be true or false");
+    request.rate_lowat = rate_lowat.get<bool>();
   }
   if (message.contains("direction")) {
     std::string name = get_string(message, "direction", 16);

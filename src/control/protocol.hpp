@@ -97,6 +97,7 @@ struct TestRequest {
   std::uint64_t window = 0;
   config::RecvMode recv_mode = config::RecvMode::recv_into;
   config::Engine engine = config::Engine::asio;
+  bool rate_lowat = true;      // false: --no-lowat, the server's data sockets keep the kernel's marks
   // A bulk test's direction (-R, --bidir); with bidir the client opens 2 x connections, the
   // first half sending, the second half receiving. How the server's senders send: their mode and
   // pacing, as the client's would.

@@ -15,12 +15,15 @@ workloads::UringLoop& uring_loop_of(Worker& worker) {
 workloads::SenderParts sender_parts(stats::StreamCounters& counters, SenderSpec& spec, workloads::StreamDone done) {
   workloads::SendCursor cursor(spec.payload_size, spec.chunk, spec.quota);
   return workloads::SenderParts{&counters, spec.payload, cursor, std::move(done), std::move(spec.digest), spec.pacing,
-                                spec.source};
+                                spec.source,
+                                workloads::RateFollowingMark(workloads::RateFollowingMark::Kind::send_backlog, 0,
+                                                             spec.rate_lowat)};
 }
 
 workloads::ReceiverParts receiver_parts(stats::StreamCounters& counters, ReceiverSpec& spec,
                                         workloads::StreamDone done) {
-  return workloads::ReceiverParts(counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest));
+  return workloads::ReceiverParts(counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest),
+                                  spec.rate_lowat);
 }
 
 }  // namespace

@@ -26,12 +26,14 @@ struct SenderSpec {
   std::optional<workloads::StreamDigest> digest;
   workloads::SendPacing pacing;
   workloads::SendSource source;
+  bool rate_lowat = true;  // TCP_NOTSENT_LOWAT follows the rate (false: --no-lowat)
 };
 
 struct ReceiverSpec {
   config::RecvMode mode = config::RecvMode::recv_into;
   std::size_t buffer = 0;
   std::optional<workloads::StreamDigest> digest;
+  bool rate_lowat = true;  // SO_RCVLOWAT follows the rate (false: --no-lowat)
 };
 
 // `socket` belongs to `worker`'s io_context; the stream is added to `worker`.

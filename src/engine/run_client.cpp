@@ -68,6 +68,7 @@ control::TestRequest request_from(const config::Config& config) {
   request.window = config.window;
   request.recv_mode = config.recv_mode;
   request.engine = config.engine;
+  request.rate_lowat = config.rate_lowat;
   request.direction = config.direction();
   request.send_mode = config.send_mode;
   request.rate_bps = config.rate_bps;
@@ -254,7 +255,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
       continue;
     }
     if (!sending) {
-      ReceiverSpec spec{config.recv_mode, static_cast<std::size_t>(config.buffer), std::nullopt};
+      ReceiverSpec spec{config.recv_mode, static_cast<std::size_t>(config.buffer), std::nullopt, config.rate_lowat};
       add_receiver(worker, config.engine, std::move(owned), measurement.counters(i), std::move(spec), done);
       continue;
     }
@@ -273,6 +274,7 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
     spec.pacing = workloads::SendPacing{config.rate_bps};
     spec.chunk = spec.pacing.chunk(config.buffer);
     spec.quota = part;
+    spec.rate_lowat = config.rate_lowat;
     if (from_file) spec.digest.emplace(workloads::StreamDigest{util::Digest(config.hash), &measurement.digest(i)});
     spec.source = workloads::SendSource{streams.send_mode, streams.send_file.get(), offset};
     add_sender(worker, config.engine, std::move(owned), measurement.counters(i), std::move(spec), done);

@@ -63,6 +63,7 @@ class ServerSenders {
     spec.pacing = workloads::SendPacing{request_.rate_bps};
     spec.chunk = spec.pacing.chunk(request_.buffer);
     spec.quota = stats::share_of_total(request_.total_bytes, count, k);
+    spec.rate_lowat = request_.rate_lowat;
     spec.source = workloads::SendSource{mode_, file_.get(), 0};
     return spec;
   }
@@ -168,7 +169,7 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
                                                              kEchoBuffer, done,
                                                              connections <= threads ? &worker.signals() : nullptr));
     } else if (receiving) {
-      ReceiverSpec spec{request.recv_mode, static_cast<std::size_t>(request.buffer), std::nullopt};
+      ReceiverSpec spec{request.recv_mode, static_cast<std::size_t>(request.buffer), std::nullopt, request.rate_lowat};
       if (request.hash != util::HashKind::none)
         spec.digest.emplace(workloads::StreamDigest{util::Digest(request.hash), &measurement.digest(i)});
       add_receiver(worker, request.engine, std::move(owned), measurement.counters(i), std::move(spec), done);

@@ -21,6 +21,7 @@ report::StartInfo start_info(const control::TestRequest& request, unsigned serve
   start.window = request.window;
   start.recv_mode = request.recv_mode;
   start.engine = request.engine;
+  start.rate_lowat = request.rate_lowat;
   start.rr = request.rr;
   start.msize = request.msize;
   start.depth = request.depth;

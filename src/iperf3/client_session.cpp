@@ -127,6 +127,7 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
   start.buffer = config.buffer;
   start.window = config.window;
   start.recv_mode = config.recv_mode;
+  start.rate_lowat = config.rate_lowat;
   start.bidir = params.bidirectional;
   start.congestion_requested = config.congestion;
   start.mss_requested = config.mss;
@@ -159,6 +160,7 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
   options.omit_s = config.omit_s;
   options.window_s = counted ? 0 : config.omit_s + config.duration_s;
   options.threads = config.threads;
+  options.rate_lowat = config.rate_lowat;
   // A counted test splits -n over the streams of each direction, as iperf3 counts it per side.
   options.send_total = config.total_bytes;
   DataStreams streams(executor, std::move(sockets), sends, options);

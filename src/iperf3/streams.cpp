@@ -78,13 +78,16 @@ DataStreams::DataStreams(asio::any_io_executor control, std::vector<tcp::socket>
       spec.payload = payloads_[worker.index()].get();
       spec.payload_size = spec.chunk = options.buffer;
       spec.quota = quota;
+      spec.rate_lowat = options.rate_lowat;
       engine::add_sender(worker, config::Engine::asio, std::move(owned), sending_.counters(k), std::move(spec), done);
     } else {
       const std::uint32_t k = *receive_index_of_[i];
       receiving_.watch_socket(k, owned.native_handle());
       auto done = [latch = receivers_done_] { latch->count_down(); };
+      // No receive mark: iperf3's data ends without EOF (TEST_END goes on the control connection),
+      // so bytes held back for a batch would never be counted.
       engine::add_receiver(worker, config::Engine::asio, std::move(owned), receiving_.counters(k),
-                           engine::ReceiverSpec{options.recv_mode, options.buffer, std::nullopt}, done);
+                           engine::ReceiverSpec{options.recv_mode, options.buffer, std::nullopt, false}, done);
     }
   }
   pool_.start();

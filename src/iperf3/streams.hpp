@@ -34,6 +34,7 @@ struct StreamOptions {
   double omit_s = 0;
   double window_s = 0;            // omit + time of a timed test, 0 for a counted one
   unsigned threads = 0;           // 0: min(connections, cores)
+  bool rate_lowat = true;         // senders' TCP_NOTSENT_LOWAT follows the rate (--no-lowat: off); receivers never batch
 };
 
 // One direction's figures once the streams ended.

@@ -132,6 +132,7 @@ json start_json(const StartInfo& start) {
          {{"congestion_requested", start.congestion_requested},
           {"mss_requested", start.mss_requested},
           {"no_delay", start.no_delay},
+          {"rate_lowat", start.rate_lowat},
           {"client_cpus", start.client_cpus},
           {"server_cpus", start.server_cpus},
           {"cport_first", start.cport_first},

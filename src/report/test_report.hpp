@@ -45,6 +45,7 @@ struct StartInfo {
   config::RecvMode recv_mode = config::RecvMode::recv_into;
   config::SendMode send_mode = config::SendMode::send;  // as used (zerocopy may fall back to send)
   config::Engine engine = config::Engine::asio;         // what drove the data connections, both sides
+  bool rate_lowat = true;           // SO_RCVLOWAT/TCP_NOTSENT_LOWAT followed the rate (false: --no-lowat)
   bool rr = false;                  // request/response: msize per message, depth outstanding
   std::uint64_t msize = 0;
   std::uint32_t depth = 1;

@@ -104,7 +104,8 @@ void TextReporter::start(const StartInfo& start) {
          << (start.send_mode != config::SendMode::send ? ", send mode " : "")
          << (start.send_mode != config::SendMode::send ? config::to_string(start.send_mode) : "")
          << (start.engine != config::Engine::asio ? ", engine " : "")
-         << (start.engine != config::Engine::asio ? config::to_string(start.engine) : "");
+         << (start.engine != config::Engine::asio ? config::to_string(start.engine) : "")
+         << (start.rate_lowat ? "" : ", kernel's lowat marks");
   if (start.window)
     out_ << ", window " << util::format_size(start.window) << " (granted: send "
          << util::format_size(start.sndbuf_actual) << ", receive " << util::format_size(start.rcvbuf_actual) << ")";

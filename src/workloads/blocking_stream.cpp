@@ -74,7 +74,7 @@ void BlockingSender::begin(const TestClock& clock) {
       failed = true;
       break;
     }
-    parts_.took(static_cast<std::size_t>(sent), clock.since_start(Clock::now()));
+    parts_.took(fd, static_cast<std::size_t>(sent), clock.since_start(Clock::now()));
     if (parts_.cursor.quota_sent()) break;
   }
   parts_.finish(fd, failed);
@@ -103,7 +103,7 @@ void BlockingReceiver::begin(const TestClock& clock) {
       failed = received < 0;  // 0: EOF, the sender half-closed after its last byte
       break;
     }
-    parts_.took(static_cast<std::size_t>(received), clock.since_start(Clock::now()));
+    parts_.took(fd, static_cast<std::size_t>(received), clock.since_start(Clock::now()));
   }
   parts_.finish(failed);
 }

@@ -19,10 +19,11 @@ Clock::time_point SendPacing::due(Clock::time_point start, std::uint64_t sent) c
                      std::chrono::duration<double>(static_cast<double>(sent) * 8 / rate_bps));
 }
 
-void SenderParts::took(std::size_t written, stats::TestNanos since_start) {
+void SenderParts::took(int fd, std::size_t written, stats::TestNanos since_start) {
   counters->record(written, since_start);
   if (digest) digest->digest.update(next_data(), written);
   cursor.advance(written);
+  send_backlog.after_call(fd, counters->bytes.load(std::memory_order_relaxed), since_start);
 }
 
 void SenderParts::finish(int fd, bool failed) {
@@ -32,12 +33,13 @@ void SenderParts::finish(int fd, bool failed) {
 }
 
 ReceiverParts::ReceiverParts(stats::StreamCounters& counters, config::RecvMode mode, std::size_t buffer_size,
-                             StreamDone on_done, std::optional<StreamDigest> digest)
+                             StreamDone on_done, std::optional<StreamDigest> digest, bool rate_lowat)
     : counters_(counters),
       mode_(mode),
       buffer_size_(buffer_size),
       on_done_(std::move(on_done)),
-      digest_(std::move(digest)) {
+      digest_(std::move(digest)),
+      wakeup_batch_(RateFollowingMark::Kind::receive_wakeup, buffer_size, rate_lowat) {
   // for_overwrite: no zero-fill, so pages are only touched by the kernel's copy (never by trunc).
   if (mode_ == config::RecvMode::recv_into || mode_ == config::RecvMode::trunc)
     buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
@@ -56,13 +58,14 @@ char* ReceiverParts::next_buffer() {
 
 int ReceiverParts::flags() const noexcept { return mode_ == config::RecvMode::trunc ? MSG_TRUNC : 0; }
 
-void ReceiverParts::took(std::size_t received, stats::TestNanos since_start) {
+void ReceiverParts::took(int fd, std::size_t received, stats::TestNanos since_start) {
   // (trunc copies nothing out, so a hashed test never uses it: the request parser refuses that.)
   if (digest_ && mode_ != config::RecvMode::trunc) digest_->digest.update(buffer_.get(), received);
   if (mode_ == config::RecvMode::recv) buffer_.reset();
   if (!received) return;
   counters_.record(received, since_start);
   if (counts_copies_) stats::add_relaxed(counters_.recv_copied_bytes, received);
+  wakeup_batch_.after_call(fd, counters_.bytes.load(std::memory_order_relaxed), since_start);
 }
 
 void ReceiverParts::finish(bool failed) {

@@ -11,6 +11,7 @@
 #include "stats/counters.hpp"
 #include "util/digest.hpp"
 #include "workloads/send_cursor.hpp"
+#include "workloads/rate_following_mark.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/zero_copy_receive.hpp"
 
@@ -48,10 +49,12 @@ struct SenderParts {
   std::optional<StreamDigest> digest;
   SendPacing pacing;
   SendSource source;
+  RateFollowingMark send_backlog;
 
   const char* next_data() const noexcept { return payload + cursor.offset(); }
-  // The kernel took `written` bytes from next_data(): count them, hash them, move on.
-  void took(std::size_t written, stats::TestNanos since_start);
+  // The kernel took `written` bytes from next_data() on `fd`: count them, hash them, move on; the
+  // socket's unsent backlog follows the rate.
+  void took(int fd, std::size_t written, stats::TestNanos since_start);
   // Half-closes `fd` (the receiver reads to EOF, so both ends count the same bytes), leaves the
   // digest and reports the stream finished.
   void finish(int fd, bool failed);
@@ -60,7 +63,7 @@ struct SenderParts {
 class ReceiverParts {
  public:
   ReceiverParts(stats::StreamCounters& counters, config::RecvMode mode, std::size_t buffer_size, StreamDone on_done,
-                std::optional<StreamDigest> digest);
+                std::optional<StreamDigest> digest, bool rate_lowat);
 
   config::RecvMode mode() const noexcept { return mode_; }
   // Where the next call reads to: recv allocates a fresh buffer per call (the point of that
@@ -69,8 +72,9 @@ class ReceiverParts {
   std::size_t buffer_size() const noexcept { return buffer_size_; }
   // MSG_TRUNC for trunc: tcp_recvmsg() then drops the bytes without copying them out.
   int flags() const noexcept;
-  // A call read `received` bytes (0: EOF) into next_buffer()'s buffer; a recv buffer is freed.
-  void took(std::size_t received, stats::TestNanos since_start);
+  // A call on `fd` read `received` bytes (0: EOF) into next_buffer()'s buffer; a recv buffer is
+  // freed, and the socket's wakeup batch follows the rate.
+  void took(int fd, std::size_t received, stats::TestNanos since_start);
   // splice and mmap: what their readers count and hash into.
   ReceiveSink sink(const TestClock& clock) noexcept {
     return ReceiveSink{counters_, clock, digest_ ? &digest_->digest : nullptr};
@@ -90,6 +94,7 @@ class ReceiverParts {
   StreamDone on_done_;
   std::optional<StreamDigest> digest_;
   bool counts_copies_ = false;
+  RateFollowingMark wakeup_batch_;
 };
 
 }  // namespace testio::workloads

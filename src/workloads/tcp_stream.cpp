@@ -101,7 +101,7 @@ void TcpSender::on_written(const asio::error_code& error, std::size_t written) {
     return;
   }
   Clock::time_point now = Clock::now();
-  parts_.took(written, clock_.since_start(now));
+  parts_.took(socket_.native_handle(), written, clock_.since_start(now));
   if (parts_.cursor.quota_sent() || now >= clock_.deadline || window_closed_) {
     finish(false);
     return;
@@ -174,7 +174,7 @@ void TcpReceiver::on_read(const asio::error_code& error, std::size_t received) {
     finish(error != asio::error::eof);
     return;
   }
-  parts_.took(received, clock_.since_start(Clock::now()));
+  parts_.took(socket_.native_handle(), received, clock_.since_start(Clock::now()));
   read_next();
 }
 

@@ -52,7 +52,7 @@ void UringSender::complete(const io_uring_cqe& completion) {
     return;
   }
   const Clock::time_point now = Clock::now();
-  parts_.took(static_cast<std::size_t>(completion.res), clock_.since_start(now));
+  parts_.took(socket_.native_handle(), static_cast<std::size_t>(completion.res), clock_.since_start(now));
   if (aborting_ || parts_.cursor.quota_sent() || window_over_ || now >= clock_.deadline) {
     finish(aborting_);
     return;
@@ -119,7 +119,7 @@ void UringReceiver::complete(const io_uring_cqe& completion) {
     finish(completion.res < 0 || aborting_);  // 0: EOF, the sender half-closed after its last byte
     return;
   }
-  parts_.took(static_cast<std::size_t>(completion.res), clock_.since_start(Clock::now()));
+  parts_.took(socket_.native_handle(), static_cast<std::size_t>(completion.res), clock_.since_start(Clock::now()));
   if (aborting_)
     finish(true);
   else

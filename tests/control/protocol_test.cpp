@@ -282,6 +282,19 @@ TEST(TestRequestMessage, DirectionTravelsWithTheServersSenderSettings) {
   EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
 }
 
+TEST(TestRequestMessage, RateLowatTravelsOnlyWhenTurnedOff) {
+  // Absent means on, so a request from before --no-lowat existed reads as the default.
+  EXPECT_FALSE(valid_request().contains("rate_lowat"));
+  EXPECT_TRUE(parse_test_request(valid_request(), limits).rate_lowat);
+  TestRequest request;
+  request.duration_s = 1;
+  request.rate_lowat = false;
+  EXPECT_FALSE(parse_test_request(to_json(request), limits).rate_lowat);
+  nlohmann::json message = to_json(request);
+  message["rate_lowat"] = "no";
+  EXPECT_THROW(parse_test_request(message, limits), ProtocolError);
+}
+
 TEST(DirectedResultsMessage, ReverseFiguresTravelUnderTheirOwnKey) {
   DirectedResults results;
   results.forward.streams.resize(2);

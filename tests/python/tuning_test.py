@@ -1,15 +1,19 @@
 #!/usr/bin/python3
-"""-C, -M, -N, -A, --cport, -b/--total-rate and --fq-rate on 127.0.0.1: each is read back from the
-kernel (socket options, /proc/PID/task/*/status, ss) and shown in the report; exact byte counts
+"""-C, -M, -N, -A, --cport, -b/--total-rate, --fq-rate and --no-lowat on 127.0.0.1: each is read back
+from the kernel (socket options, also of the running processes' own sockets, /proc/PID/task/*/status,
+ss) and shown in the report; exact byte counts
 with -n. Usage: tuning_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted beyond pacing's
 upper bound (a paced sender cannot exceed its rate by construction)."""
+import ctypes
 import json
 import os
 import random
 import re
 import subprocess
 import sys
+import socket
 import tempfile
+import time
 
 import harness
 from harness import Server, check, client, test
@@ -34,6 +38,75 @@ def worker_cpus(pid):
         except (FileNotFoundError, ProcessLookupError):
             continue
     return lists
+
+
+TCP_NOTSENT_LOWAT = getattr(socket, "TCP_NOTSENT_LOWAT", 25)
+SYS_PIDFD_GETFD = 438
+
+
+def lowat_marks(pid, port):
+    """(SO_RCVLOWAT, TCP_NOTSENT_LOWAT) of each TCP socket of process `pid` with `port` at either end,
+    read from a copy of the descriptor taken with pidfd_getfd (the control connection included)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    marks = []
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+                    continue
+            except FileNotFoundError:
+                continue
+            fd = libc.syscall(SYS_PIDFD_GETFD, pidfd, int(name), 0)
+            if fd < 0:
+                if ctypes.get_errno() == 1:
+                    raise harness.Skip("pidfd_getfd is not permitted here")
+                continue
+            with socket.socket(fileno=fd) as sock:
+                try:
+                    ends = (sock.getsockname()[1], sock.getpeername()[1])
+                except OSError:
+                    continue  # the listener, or not an internet socket
+                if sock.type == socket.SOCK_STREAM and int(port) in ends:
+                    marks.append((sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT),
+                                  sock.getsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT)))
+    finally:
+        os.close(pidfd)
+    return marks
+
+
+@test
+def lowat_marks_follow_the_rate_unless_told_not_to():
+    with Server() as server:
+        # --bidir: each side has a sending and a receiving data connection.
+        process = harness.start_client(server, "1", "--bidir", "-t", "3", "-i", "0", "--json")
+        try:
+            def marked(pid):
+                marks = lowat_marks(pid, server.port)
+                return any(rcv > 1 for rcv, _ in marks) and any(notsent >= 2**20 for _, notsent in marks)
+            harness.wait_until(lambda: marked(process.pid) and marked(server.process.pid), 10,
+                               "SO_RCVLOWAT above 1 and TCP_NOTSENT_LOWAT of at least 1 MiB on both sides")
+        finally:
+            out, err = process.communicate(timeout=60)
+        check(process.returncode == 0, err)
+        check(document_of(subprocess.CompletedProcess([], 0, out, err))["start"]["testio"]["tuning"]["rate_lowat"],
+              "rate_lowat in the report")
+
+        process = harness.start_client(server, "1", "--bidir", "-t", "2", "-i", "0", "--json", "--no-lowat")
+        try:
+            harness.wait_until(lambda: len(lowat_marks(server.process.pid, server.port)) >= 3, 10, "data connections")
+            time.sleep(1)  # past the first 10 ms rate windows, where the marks would have been set
+            for pid in (process.pid, server.process.pid):
+                marks = lowat_marks(pid, server.port)
+                check(marks and all(mark == (1, 0) for mark in marks), f"--no-lowat left marks {marks} in {pid}")
+        finally:
+            out, err = process.communicate(timeout=60)
+        check(process.returncode == 0, err)
+        document = document_of(subprocess.CompletedProcess([], 0, out, err))
+        check(not document["start"]["testio"]["tuning"]["rate_lowat"], "rate_lowat false in the report")
+        check(document["end"]["sum_sent"]["bytes"] == document["end"]["sum_received"]["bytes"], "byte counts")
+        text = client(server, "1", "-n", "1M", "--no-lowat").stdout
+        check("kernel's lowat marks" in text, text.splitlines()[1])
 
 
 @test
@@ -154,7 +227,8 @@ def bad_tuning_is_one_sentence():
              (["-c", "127.0.0.1", "-p", "1", "-C", "nosuch"], 1, "not available"),
              (["-c", "h", "-B", "1.2.3.4%"], 2, "interface name"),
              (["-c", "h", "--send-mode", "splice"], 2, "--send-mode"), (["-s", "--send-mode", "zerocopy"], 2, "client"),
-             (["-c", "h", "--rr", "--send-mode", "sendfile"], 2, "bulk tests")]
+             (["-c", "h", "--rr", "--send-mode", "sendfile"], 2, "bulk tests"),
+             (["-c", "h", "--rr", "--no-lowat"], 2, "--no-lowat"), (["-s", "--no-lowat"], 2, "client option")]
     for args, code, mentions in cases:
         done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30,
                               stdin=subprocess.DEVNULL)

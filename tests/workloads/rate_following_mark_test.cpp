@@ -1,0 +1,93 @@
+#include "workloads/rate_following_mark.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+namespace testio::workloads {
+namespace {
+
+using Kind = RateFollowingMark::Kind;
+constexpr std::size_t kCall = 2u << 20;
+constexpr double kGbit = 1e9 / 8;  // bytes per second
+
+TEST(RateFollowingMark, ReceiverIsWokenPerSegmentBelowAQuarterGigabit) {
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 0, kCall), 1);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 0.2 * kGbit, kCall), 1);
+}
+
+TEST(RateFollowingMark, ReceiverBatchesAMillisecondRoundedDown) {
+  // 1 Gbit/s: 125 000 bytes a millisecond, rounded down to 64 KiB.
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 1 * kGbit, kCall), 64 * 1024);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 5 * kGbit, kCall), 512 * 1024);
+}
+
+TEST(RateFollowingMark, ReceiverBatchNeverExceedsAMebibyteOrOneRead) {
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, kCall), 1 << 20);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, 128 * 1024), 128 * 1024);
+  // A read smaller than the least worthwhile batch: per-segment wakeups, as without the mark.
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, 16 * 1024), 1);
+}
+
+TEST(RateFollowingMark, SenderKeepsAtLeastAMebibyteAndAMillisecondUnsent) {
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 0, 0), 1 << 20);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 1 * kGbit, 0), 1 << 20);
+  // 80 Gbit/s: 10 MB a millisecond, rounded down to 8 MiB.
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 80 * kGbit, 0), 8 << 20);
+}
+
+// A connected TCP socket on loopback (the options are TCP's), closed with the fixture.
+class MarkOnSocket : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ASSERT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener_, 1), 0);
+    ASSERT_EQ(::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  }
+  void TearDown() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (listener_ >= 0) ::close(listener_);
+  }
+  int option(int level, int name) const {
+    int value = -1;
+    socklen_t length = sizeof value;
+    EXPECT_EQ(::getsockopt(fd_, level, name, &value, &length), 0);
+    return value;
+  }
+  int listener_ = -1;
+  int fd_ = -1;
+};
+
+constexpr stats::TestNanos kMs = 1'000'000;
+
+TEST_F(MarkOnSocket, ReceiveMarkFollowsTheRateWindowByWindow) {
+  RateFollowingMark mark(Kind::receive_wakeup, kCall, true);
+  mark.after_call(fd_, 5'000'000, 5 * kMs);  // inside the first window: nothing set yet
+  EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), 1);
+  mark.after_call(fd_, 10'000'000, 10 * kMs);  // 1 GB/s over 10 ms: 1 MB a millisecond
+  EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), 512 * 1024);
+  mark.after_call(fd_, 10'001'000, 20 * kMs);  // the sender slowed to 100 kB/s: per segment again
+  EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), 1);
+}
+
+TEST_F(MarkOnSocket, SendMarkFollowsTheRate) {
+  RateFollowingMark mark(Kind::send_backlog, 0, true);
+  mark.after_call(fd_, 100'000'000, 10 * kMs);  // 10 GB/s: 10 MB a millisecond
+  EXPECT_EQ(option(IPPROTO_TCP, TCP_NOTSENT_LOWAT), 8 << 20);
+  mark.after_call(fd_, 100'010'000, 20 * kMs);
+  EXPECT_EQ(option(IPPROTO_TCP, TCP_NOTSENT_LOWAT), 1 << 20);
+}
+
+}  // namespace
+}  // namespace testio::workloads
