@@ -11,7 +11,8 @@ and testio's ratio to each. Traffic goes to 127.0.0.1 only; every run is bounded
   tools/bench.py --io-paths --rate 4G --markdown  # every engine x receive mode at one total rate:
                                                   # Gbit/s and CPU-seconds per GB on each side
 
-The tools table runs testio twice, with its default receive mode and with --recv-mode trunc.
+The tools table runs testio three times: its defaults, --recv-mode trunc, and --no-lowat (the
+kernel's SO_RCVLOWAT/TCP_NOTSENT_LOWAT, as the other tools leave them).
 """
 import argparse
 import json
@@ -254,13 +255,16 @@ def main():
 
     testio_trunc = Tool("testio trunc", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"],
                         testio_client(args.testio, "--recv-mode", "trunc"))
+    testio_kernel_lowat = Tool("testio --no-lowat", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"],
+                               testio_client(args.testio, "--no-lowat"))
     tool_list = [
         Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], testio_client(args.testio)),
         testio_trunc,
+        testio_kernel_lowat,
         Tool("iperf3", ["iperf3", "-s", "-B", "127.0.0.1", "-p", "PORT"], iperf3_client),
         Tool("iperf2", ["iperf", "-s", "-B", "127.0.0.1", "-p", "PORT"], iperf2_client),
     ]
-    for tool, parse in zip(tool_list, (parse_testio, parse_testio, parse_iperf3, parse_iperf2)):
+    for tool, parse in zip(tool_list, (parse_testio, parse_testio, parse_testio, parse_iperf3, parse_iperf2)):
         tool.parse = parse
     rows = []
     try:
@@ -282,20 +286,22 @@ def main():
             tool.stop()
 
     if args.markdown:
-        print("| buffer | connections | testio Gbit/s | testio trunc | iperf3 Gbit/s | iperf2 Gbit/s | "
-              "testio/iperf3 | testio/iperf2 | trunc/iperf2 |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| buffer | connections | testio Gbit/s | testio trunc | testio --no-lowat | iperf3 Gbit/s | "
+              "iperf2 Gbit/s | testio/iperf3 | testio/iperf2 | trunc/iperf2 | --no-lowat/iperf2 |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for buffer, n, m, _ in rows:
-            print(f"| {buffer} | {n} | {m['testio']:.1f} | {m['testio trunc']:.1f} | {m['iperf3']:.1f} | "
-                  f"{m['iperf2']:.1f} | {m['testio'] / m['iperf3']:.2f} | {m['testio'] / m['iperf2']:.2f} | "
-                  f"{m['testio trunc'] / m['iperf2']:.2f} |")
+            print(f"| {buffer} | {n} | {m['testio']:.1f} | {m['testio trunc']:.1f} | {m['testio --no-lowat']:.1f} | "
+                  f"{m['iperf3']:.1f} | {m['iperf2']:.1f} | {m['testio'] / m['iperf3']:.2f} | "
+                  f"{m['testio'] / m['iperf2']:.2f} | {m['testio trunc'] / m['iperf2']:.2f} | "
+                  f"{m['testio --no-lowat'] / m['iperf2']:.2f} |")
     else:
-        print(f"{'buffer':>8} {'conns':>5} {'testio':>8} {'trunc':>8} {'iperf3':>8} {'iperf2':>8} {'/iperf3':>8} "
-              f"{'/iperf2':>8} {'trunc/i2':>8}")
+        print(f"{'buffer':>8} {'conns':>5} {'testio':>8} {'trunc':>8} {'nolowat':>8} {'iperf3':>8} {'iperf2':>8} "
+              f"{'/iperf3':>8} {'/iperf2':>8} {'trunc/i2':>8} {'nolo/i2':>8}")
         for buffer, n, m, _ in rows:
-            print(f"{buffer:>8} {n:>5} {m['testio']:8.1f} {m['testio trunc']:8.1f} {m['iperf3']:8.1f} "
-                  f"{m['iperf2']:8.1f} {m['testio'] / m['iperf3']:8.2f} {m['testio'] / m['iperf2']:8.2f} "
-                  f"{m['testio trunc'] / m['iperf2']:8.2f}")
+            print(f"{buffer:>8} {n:>5} {m['testio']:8.1f} {m['testio trunc']:8.1f} {m['testio --no-lowat']:8.1f} "
+                  f"{m['iperf3']:8.1f} {m['iperf2']:8.1f} {m['testio'] / m['iperf3']:8.2f} "
+                  f"{m['testio'] / m['iperf2']:8.2f} {m['testio trunc'] / m['iperf2']:8.2f} "
+                  f"{m['testio --no-lowat'] / m['iperf2']:8.2f}")
     print("(iperf3 runs with -l 1M where the others use 2M: its largest block size.)")
     print(f"(median Gbit/s of {args.repeat} runs of {args.seconds} s each; receiver-side for testio and iperf3, "
           "sender-side for iperf2)")

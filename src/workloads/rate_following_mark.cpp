@@ -20,9 +20,23 @@ int RateFollowingMark::mark_for(Kind kind, double bytes_per_second, std::size_t 
   return bounded(kMinWakeupBatch, cap);
 }
 
+// A receive mark above about half the receive buffer makes the kernel grow the buffer and clamp
+// the window to the mark (tcp_set_rcvlowat), which autotuning then only slowly undoes: a window
+// capped at a few hundred KiB would hold a long path far below its rate. A quarter of the buffer
+// autotuning has already granted never does.
+int RateFollowingMark::within_receive_buffer(int fd, int mark) noexcept {
+  int buffer = 0;
+  socklen_t length = sizeof buffer;
+  if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, &length) != 0) return 1;
+  const int quarter = buffer / 4;
+  if (mark <= quarter) return mark;
+  return quarter >= static_cast<int>(kMinWakeupBatch) ? static_cast<int>(std::bit_floor(static_cast<unsigned>(quarter))) : 1;
+}
+
 void RateFollowingMark::retune(int fd, std::uint64_t total, stats::TestNanos since_start) noexcept {
   const double seconds = static_cast<double>(since_start - window_start_ns_) * 1e-9;
-  const int mark = mark_for(kind_, static_cast<double>(total - window_start_bytes_) / seconds, call_size_);
+  int mark = mark_for(kind_, static_cast<double>(total - window_start_bytes_) / seconds, call_size_);
+  if (kind_ == Kind::receive_wakeup && mark > 1) mark = within_receive_buffer(fd, mark);
   window_start_ns_ = since_start;
   window_start_bytes_ = total;
   if (mark == mark_) return;

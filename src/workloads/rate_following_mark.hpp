@@ -47,6 +47,7 @@ class RateFollowingMark {
 
  private:
   void retune(int fd, std::uint64_t total, stats::TestNanos since_start) noexcept;
+  static int within_receive_buffer(int fd, int mark) noexcept;
 
   Kind kind_;
   std::size_t call_size_;

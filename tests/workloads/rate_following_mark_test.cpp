@@ -6,6 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
+
 #include <gtest/gtest.h>
 
 namespace testio::workloads {
@@ -73,12 +76,25 @@ constexpr stats::TestNanos kMs = 1'000'000;
 
 TEST_F(MarkOnSocket, ReceiveMarkFollowsTheRateWindowByWindow) {
   RateFollowingMark mark(Kind::receive_wakeup, kCall, true);
+  // Within a quarter of the buffer the kernel granted, so setting it never clamps the window.
+  const int quarter = option(SOL_SOCKET, SO_RCVBUF) / 4;
+  const int expected = std::min(512 * 1024, static_cast<int>(std::bit_floor(static_cast<unsigned>(quarter))));
+  ASSERT_GE(expected, 32 * 1024) << "a fresh socket's receive buffer is at least tcp_rmem[1]";
   mark.after_call(fd_, 5'000'000, 5 * kMs);  // inside the first window: nothing set yet
   EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), 1);
   mark.after_call(fd_, 10'000'000, 10 * kMs);  // 1 GB/s over 10 ms: 1 MB a millisecond
-  EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), 512 * 1024);
+  EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), expected);
   mark.after_call(fd_, 10'001'000, 20 * kMs);  // the sender slowed to 100 kB/s: per segment again
   EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), 1);
+}
+
+TEST_F(MarkOnSocket, ReceiveMarkStaysWithinAQuarterOfTheReceiveBuffer) {
+  const int small = 16 * 1024;  // the kernel doubles it: 32 KiB, a quarter of which is below any batch
+  ASSERT_EQ(::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+  RateFollowingMark mark(Kind::receive_wakeup, kCall, true);
+  mark.after_call(fd_, 10'000'000, 10 * kMs);
+  EXPECT_EQ(option(SOL_SOCKET, SO_RCVLOWAT), 1);
+  EXPECT_EQ(option(SOL_SOCKET, SO_RCVBUF), 2 * small) << "the mark must not grow the buffer";
 }
 
 TEST_F(MarkOnSocket, SendMarkFollowsTheRate) {
