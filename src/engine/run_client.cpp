@@ -255,7 +255,8 @@ asio::awaitable<int> client_test(const config::Config& config, report::Reporter&
       continue;
     }
     if (!sending) {
-      ReceiverSpec spec{config.recv_mode, static_cast<std::size_t>(config.buffer), std::nullopt, config.rate_lowat};
+      ReceiverSpec spec{config.recv_mode, static_cast<std::size_t>(config.buffer), std::nullopt,
+                        config.rate_lowat && workloads::receivers_batch_wakeups(layout.total(), threads)};
       add_receiver(worker, config.engine, std::move(owned), measurement.counters(i), std::move(spec), done);
       continue;
     }

@@ -169,7 +169,8 @@ asio::awaitable<bool> run_server_test(control::ControlChannel& control, ServerTe
                                                              kEchoBuffer, done,
                                                              connections <= threads ? &worker.signals() : nullptr));
     } else if (receiving) {
-      ReceiverSpec spec{request.recv_mode, static_cast<std::size_t>(request.buffer), std::nullopt, request.rate_lowat};
+      ReceiverSpec spec{request.recv_mode, static_cast<std::size_t>(request.buffer), std::nullopt,
+                        request.rate_lowat && workloads::receivers_batch_wakeups(connections, threads)};
       if (request.hash != util::HashKind::none)
         spec.digest.emplace(workloads::StreamDigest{util::Digest(request.hash), &measurement.digest(i)});
       add_receiver(worker, request.engine, std::move(owned), measurement.counters(i), std::move(spec), done);

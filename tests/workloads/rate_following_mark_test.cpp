@@ -43,6 +43,14 @@ TEST(RateFollowingMark, SenderKeepsAtLeastAMebibyteAndAMillisecondUnsent) {
   EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 80 * kGbit, 0), 8 << 20);
 }
 
+TEST(RateFollowingMark, ReceiversBatchOnlyWhereAWorkerServesAtMostEightConnections) {
+  EXPECT_TRUE(receivers_batch_wakeups(2, 2));
+  EXPECT_TRUE(receivers_batch_wakeups(16, 2));
+  EXPECT_FALSE(receivers_batch_wakeups(17, 2));
+  EXPECT_FALSE(receivers_batch_wakeups(32, 2));
+  EXPECT_TRUE(receivers_batch_wakeups(32, 32));  // --engine threads: a thread per connection
+}
+
 // A connected TCP socket on loopback (the options are TCP's), closed with the fixture.
 class MarkOnSocket : public ::testing::Test {
  protected:
