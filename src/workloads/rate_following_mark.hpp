@@ -33,8 +33,8 @@ class RateFollowingMark {
  public:
   enum class Kind { receive_wakeup, send_backlog };
 
-  // `call_size`: the most one call moves; a receive mark never exceeds it. `follow` false
-  // (--no-lowat): the kernel's default stays.
+  // `call_size`: the most one call moves; a receive mark never exceeds it (a sender passes 0:
+  // its mark has no such cap). `follow` false (--no-lowat): the kernel's default stays.
   RateFollowingMark(Kind kind, std::size_t call_size, bool follow) noexcept
       : kind_(kind), call_size_(call_size), follow_(follow) {}
 
@@ -45,8 +45,10 @@ class RateFollowingMark {
   }
 
   // The mark for a measured rate, rounded down to a power of two so small changes in rate do not
-  // each cost a setsockopt. receive_wakeup: 1 (the kernel's default) below kMinWakeupBatch.
-  static int mark_for(Kind kind, double bytes_per_second, std::size_t call_size) noexcept;
+  // each cost a setsockopt. receive_wakeup: at most a quarter of `receive_buffer` (SO_RCVBUF as
+  // read back), and 1 (the kernel's default) where that leaves less than kMinWakeupBatch.
+  static int mark_for(Kind kind, double bytes_per_second, std::size_t call_size,
+                      std::size_t receive_buffer) noexcept;
 
   static constexpr stats::TestNanos kRateWindowNs = 10'000'000;  // 10 ms
   static constexpr double kMarkSeconds = 0.001;
@@ -59,7 +61,6 @@ class RateFollowingMark {
 
  private:
   void retune(int fd, std::uint64_t total, stats::TestNanos since_start) noexcept;
-  static int within_receive_buffer(int fd, int mark) noexcept;
 
   Kind kind_;
   std::size_t call_size_;

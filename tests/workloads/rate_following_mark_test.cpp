@@ -15,30 +15,37 @@ namespace {
 using Kind = RateFollowingMark::Kind;
 constexpr std::size_t kCall = 2u << 20;
 constexpr double kGbit = 1e9 / 8;  // bytes per second
+constexpr std::size_t kBuffer = 16u << 20;  // a receive buffer as autotuning grows it on a fast path
 
 TEST(RateFollowingMark, ReceiverIsWokenPerSegmentBelowFourGigabits) {
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 0, kCall), 1);
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 1 * kGbit, kCall), 1);
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 4 * kGbit, kCall), 1);  // 500 000 bytes a ms
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 0, kCall, kBuffer), 1);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 1 * kGbit, kCall, kBuffer), 1);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 4 * kGbit, kCall, kBuffer), 1);  // 500 000 bytes a ms
 }
 
 TEST(RateFollowingMark, ReceiverBatchesAMillisecondRoundedDown) {
   // 5 Gbit/s: 625 000 bytes a millisecond, rounded down to 512 KiB.
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 5 * kGbit, kCall), 512 * 1024);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 5 * kGbit, kCall, kBuffer), 512 * 1024);
 }
 
 TEST(RateFollowingMark, ReceiverBatchNeverExceedsAMebibyteOrOneRead) {
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, kCall), 1 << 20);
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, 768 * 1024), 512 * 1024);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, kCall, kBuffer), 1 << 20);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, 768 * 1024, kBuffer), 512 * 1024);
   // A read smaller than the least worthwhile batch: per-segment wakeups, as without the mark.
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, 256 * 1024), 1);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, 256 * 1024, kBuffer), 1);
+}
+
+TEST(RateFollowingMark, ReceiverBatchStaysWithinAQuarterOfTheGrantedBuffer) {
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, kCall, 3u << 20), 512 * 1024);
+  // A quarter of tcp_rmem[1]'s 128 KiB is below the least batch: no mark until autotuning grows it.
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::receive_wakeup, 100 * kGbit, kCall, 128 * 1024), 1);
 }
 
 TEST(RateFollowingMark, SenderKeepsAtLeastAMebibyteAndAMillisecondUnsent) {
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 0, 0), 1 << 20);
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 1 * kGbit, 0), 1 << 20);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 0, 0, 0), 1 << 20);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 1 * kGbit, 0, 0), 1 << 20);
   // 80 Gbit/s: 10 MB a millisecond, rounded down to 8 MiB.
-  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 80 * kGbit, 0), 8 << 20);
+  EXPECT_EQ(RateFollowingMark::mark_for(Kind::send_backlog, 80 * kGbit, 0, 0), 8 << 20);
 }
 
 TEST(RateFollowingMark, ReceiversBatchOnlyWhereAWorkerServesAtMostEightConnections) {
