@@ -65,11 +65,18 @@ def iperf3_client(server, *args, code=0, limit=60):
     return json.loads(done.stdout)
 
 
+def complete_lines(server):
+    """The --json-stream lines the server has finished writing (a long line reaches the file in
+    pieces; the last piece ends it with a newline). Truncated output leaves NULs before them."""
+    text = server.stdout()
+    return [line.lstrip("\0") for line in text[:text.rfind("\n") + 1].splitlines()]
+
+
 def testio_ends(server, count):
     """The last `count` end events of a --json-stream server."""
     def ends():
-        lines = [line.lstrip("\0") for line in server.stdout().splitlines()]  # truncated: NULs before
-        return [json.loads(line)["data"] for line in lines if line.startswith("{") and json.loads(line).get("event") == "end"]
+        events = [json.loads(line) for line in complete_lines(server) if line.startswith("{")]
+        return [event["data"] for event in events if event.get("event") == "end"]
     harness.wait_until(lambda: len(ends()) >= count, 20, f"{count} end events from the server")
     return ends()[-count:] if count else []
 
@@ -150,14 +157,14 @@ def iperf3_clients_bidirectional_at_one_and_eight_streams():
     with Server("--json-stream") as server:
         for parallel in ("1", "8"):
             report = iperf3_client(server, "--bidir", "-P", parallel, "-t", "1")
-            for line in server.stdout().splitlines():
-                if line.lstrip("\0"):
-                    valid(json.loads(line.lstrip("\0")), "the server's --json-stream line")
+            forward = testio_ends(server, 1)[0]  # one end event holds both directions
+            for line in complete_lines(server):  # the end event is the last the server writes
+                if line:
+                    valid(json.loads(line), "the server's --json-stream line")
             end = report["end"]
             check(end["sum_received"]["bits_per_second"] > 0 and end["sum_received_bidir_reverse"]["bytes"] > 0,
                   f"-P {parallel}: {end.keys()}")
             check(len(end["streams"]) == 2 * int(parallel), f"-P {parallel}: {len(end['streams'])} streams")
-            forward = testio_ends(server, 1)[0]  # one end event holds both directions
             backward = forward["testio"]["bidir_reverse"]["end"]
             check_against_testio(end, forward, f"bidir -P {parallel} forward")
             reverse = {"sum_sent": end["sum_sent_bidir_reverse"], "sum_received": end["sum_received_bidir_reverse"]}
