@@ -208,6 +208,8 @@ def run_tap(tests):
             print(f"not ok {number} - {function.__name__}", flush=True)
             for line in f"{type(error).__name__}: {error}".splitlines():
                 print(f"# {line}", flush=True)
+                # meson prints a failed test's stderr, not its TAP comments: CI logs need the reason
+                print(f"{function.__name__}: {line}", file=sys.stderr, flush=True)
     return 1 if failed else 0
 
 
