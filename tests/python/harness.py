@@ -41,16 +41,19 @@ class Server:
     """testio -s on 127.0.0.1 with a kernel-chosen port; terminated (then killed) on exit.
     `prefix` runs it under another command (e.g. ip netns exec NS)."""
 
-    def __init__(self, *extra, bind="127.0.0.1", prefix=()):
+    def __init__(self, *extra, bind="127.0.0.1", prefix=(), env=None):
         self.err = tempfile.TemporaryFile(mode="w+")
         self.out = tempfile.TemporaryFile(mode="w+")
         self.process = subprocess.Popen([*prefix, BINARY, "-s", "-B", bind, "-p", "0", *extra],
-                                        stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
+                                        stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL, env=env)
         self.port = None
         try:
-            wait_until(lambda: self._find_port(), 10, "the server to listen")
+            wait_until(lambda: self._find_port() or self.process.poll() is not None, 10, "the server to listen")
         except Failure:
+            pass
+        if self.port is None:
             self.process.kill()
+            self.process.wait(10)
             raise Failure("the server did not start: " + self.stderr())
 
     def _find_port(self):
@@ -198,6 +201,7 @@ def run_tap(tests):
     print(f"1..{len(tests)}", flush=True)
     failed = 0
     for number, function in enumerate(tests, 1):
+        started = time.monotonic()
         try:
             function()
             print(f"ok {number} - {function.__name__}", flush=True)
@@ -210,6 +214,7 @@ def run_tap(tests):
                 print(f"# {line}", flush=True)
                 # meson prints a failed test's stderr, not its TAP comments: CI logs need the reason
                 print(f"{function.__name__}: {line}", file=sys.stderr, flush=True)
+        print(f"# {function.__name__} took {time.monotonic() - started:.2f} s", flush=True)
     return 1 if failed else 0
 
 
