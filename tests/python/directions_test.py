@@ -5,7 +5,6 @@ server's senders; one JSON document per test; bad combinations refused in one se
 Usage: directions_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted but pacing's upper
 bound (a paced sender cannot exceed its rate by construction)."""
 import json
-import random
 import signal
 import subprocess
 import sys
@@ -71,7 +70,7 @@ def bidir_moves_exact_counts_each_way():
 
 @test
 def bidir_source_ports_cover_both_directions():
-    first = random.randrange(40000, 60000)
+    first = harness.free_port_range_outside_the_ephemeral_ones(4)
     with Server() as server:
         document = document_of(client(server, "2", "--bidir", "-n", "2M", "--cport", f"{first}-{first + 3}", "--json"))
         reverse = document["end"]["testio"]["bidir_reverse"]

@@ -3,6 +3,7 @@
 127.0.0.1 only; every wait is bounded."""
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -97,6 +98,19 @@ def client(server, *args, code=0, limit=120):
                           stdin=subprocess.DEVNULL)
     check(done.returncode == code, f"client {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr}")
     return done
+
+
+def free_port_range_outside_the_ephemeral_ones(length):
+    """`length` consecutive ports no socket holds, above the kernel's ephemeral range: ports in it
+    come and go with every connection another test (or anything on the host) opens."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as ranges:
+        ephemeral_last = int(ranges.read().split()[1])
+    held = {int(port) for port in re.findall(r":(\d+)\s", subprocess.run(
+        ["ss", "-tanH"], capture_output=True, text=True).stdout)}
+    candidates = [first for first in range(ephemeral_last + 1, 65536 - length)
+                  if not held.intersection(range(first, first + length))]
+    check(candidates, f"no {length} free ports above {ephemeral_last}")
+    return random.choice(candidates)
 
 
 def start_client(server, *args):

@@ -7,7 +7,6 @@ upper bound (a paced sender cannot exceed its rate by construction)."""
 import ctypes
 import json
 import os
-import random
 import re
 import subprocess
 import sys
@@ -154,7 +153,7 @@ def pinning_shows_in_proc_on_both_sides():
 
 @test
 def cport_range_is_honoured():
-    first = random.randint(42000, 60000)
+    first = harness.free_port_range_outside_the_ephemeral_ones(6)
     with Server() as server:
         process = harness.start_client(server, "3", "-t", "2", "--cport", f"{first}-{first + 5}", "-i", "0")
         try:
@@ -162,7 +161,9 @@ def cport_range_is_honoured():
                 ss = subprocess.run(["ss", "-tnH", "state", "established", f"( dport = :{server.port} )"],
                                     capture_output=True, text=True).stdout
                 return sorted({int(m) for m in re.findall(r"127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:" + server.port, ss)})
-            harness.wait_until(lambda: len(ports()) >= 4, 10, "the data connections")
+            harness.wait_until(lambda: len(ports()) >= 4 or process.poll() is not None, 10, "the data connections")
+            if process.poll() is not None:
+                raise harness.Failure(f"the client ended early: {process.communicate()[1]}")
             data_ports = [p for p in ports() if first <= p <= first + 5]
             check(data_ports == [first, first + 1, first + 2], f"source ports {ports()}, wanted {first}..{first + 2}")
         finally:
