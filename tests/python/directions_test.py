@@ -121,7 +121,7 @@ def reverse_pacing_holds_the_server_to_its_rate():
 def sigint_stops_the_servers_senders():
     with Server() as server:
         process = harness.start_client(server, "2", "-R", "-t", "60", "--json")
-        time.sleep(1.5)
+        harness.wait_for_data(server.port, 2)
         process.send_signal(signal.SIGINT)
         try:
             out, err = process.communicate(timeout=30)

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import harness
 from harness import Server, check, client, test
@@ -82,8 +81,7 @@ def sigint_ends_each_engine_early_with_equal_counts():
     for engine in ENGINES:
         with Server() as server:
             runner = harness.start_client(server, "2", "-t", "60", "-i", "0", "--engine", engine, "--json")
-            server.wait_log("test from")
-            time.sleep(1)
+            harness.wait_for_data(server.port, 2)
             runner.send_signal(signal.SIGINT)
             out, err = runner.communicate(timeout=30)
         check(runner.returncode == 1, f"{engine}: exit {runner.returncode} after SIGINT: {err}")

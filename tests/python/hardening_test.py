@@ -199,7 +199,7 @@ def silent_and_trickling_connections_are_dropped():
         with connect(server.port) as silent, connect(server.port) as trickle:
             for byte in preamble()[:3]:  # under the 4-byte magic, one byte at a time
                 trickle.sendall(bytes([byte]))
-                time.sleep(0.4)
+                time.sleep(0.25)
             read_until_closed(silent, limit=20)
             read_until_closed(trickle, limit=20)
         server.wait_log("timed out", count=2)
@@ -228,8 +228,7 @@ def garbage_and_idle_connections_do_not_spoil_a_running_test():
 def client_sigint_ends_early_and_still_reports():
     with Server() as server:
         runner = start_client(server, "2", "-t", "60")
-        server.wait_log("test from")
-        time.sleep(1)
+        harness.wait_for_data(server.port, 2)
         runner.send_signal(signal.SIGINT)
         code, out, err = finish(runner, limit=30)
     check(code == 1, f"exit {code} after SIGINT")
@@ -241,8 +240,7 @@ def client_sigint_ends_early_and_still_reports():
 def server_killed_mid_test_leaves_partial_results():
     with Server() as server:
         runner = start_client(server, "2", "-t", "60")
-        server.wait_log("test from")
-        time.sleep(1)
+        harness.wait_for_data(server.port, 2)
         server.process.kill()
         code, out, err = finish(runner, limit=60)
     check(code == 1, f"exit {code} after the server died")

@@ -1,6 +1,7 @@
 """Shared pieces of the Python integration tests: a testio server on a kernel-chosen port of
 127.0.0.1, a client runner, raw protocol helpers and a small TAP runner. Traffic goes to
 127.0.0.1 only; every wait is bounded."""
+import fcntl
 import json
 import os
 import random
@@ -38,13 +39,21 @@ def wait_until(predicate, limit, what):
     raise Failure(f"timed out after {limit} s waiting for {what}")
 
 
+def appending_file():
+    """A temporary file for a child's output. The child shares its offset with our reads, so the
+    child's writes must go to the end whatever that offset is (O_APPEND); without it a write made
+    while we read lands at the read position, over earlier output."""
+    file = tempfile.TemporaryFile(mode="w+")
+    fcntl.fcntl(file.fileno(), fcntl.F_SETFL, fcntl.fcntl(file.fileno(), fcntl.F_GETFL) | os.O_APPEND)
+    return file
+
+
 class Server:
     """testio -s on 127.0.0.1 with a kernel-chosen port; terminated (then killed) on exit.
     `prefix` runs it under another command (e.g. ip netns exec NS)."""
 
     def __init__(self, *extra, bind="127.0.0.1", prefix=(), env=None):
-        self.err = tempfile.TemporaryFile(mode="w+")
-        self.out = tempfile.TemporaryFile(mode="w+")
+        self.err, self.out = appending_file(), appending_file()
         self.process = subprocess.Popen([*prefix, BINARY, "-s", "-B", bind, "-p", "0", *extra],
                                         stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL, env=env)
         self.port = None
@@ -113,6 +122,18 @@ def free_port_range_outside_the_ephemeral_ones(length):
     return random.choice(candidates)
 
 
+def wait_for_data(port, connections, limit=20):
+    """Until `connections` client connections to 127.0.0.1:`port` have each moved over 64 KiB
+    (the control connection moves less): the test is past its start and data flows. Polls ss."""
+    def moving():
+        listing = subprocess.run(["ss", "-tinH", "state", "established", f"( dport = :{port} )"],
+                                 capture_output=True, text=True).stdout
+        moved = [max([int(count) for count in re.findall(r"bytes_(?:acked|received):(\d+)", block)] or [0])
+                 for block in re.split(r"\n(?=\S)", listing)]
+        return sum(count > 65536 for count in moved) >= connections
+    wait_until(moving, limit, f"data on {connections} connections to port {port}")
+
+
 def start_client(server, *args):
     return subprocess.Popen(client_argv(server, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, stdin=subprocess.DEVNULL)
@@ -171,7 +192,10 @@ def read_until_closed(sock, limit=20):
     sock.settimeout(limit)
     data = b""
     while True:
-        chunk = sock.recv(65536)
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:  # closed on us with data unread: closed all the same
+            return data
         if not chunk:
             return data
         data += chunk

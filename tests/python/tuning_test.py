@@ -79,19 +79,32 @@ def lowat_marks_follow_the_rate_unless_told_not_to():
     with Server() as server:
         # --bidir: each side has a sending and a receiving data connection.
         process = harness.start_client(server, "1", "--bidir", "-t", "3", "-i", "0", "--json")
+        # The marks are retuned every 10 ms, so each is noted once seen. The sender's mark is at
+        # least 1 MiB at any rate; the receiver's rises above 1 only past ~4.2 Gbit/s per connection
+        # (1 ms of data >= 512 KiB), which a loaded or sanitized build may not reach.
+        seen = {pid: {"receive": False, "send": False} for pid in (process.pid, server.process.pid)}
         try:
-            def marked(pid):
-                marks = lowat_marks(pid, server.port)
-                return any(rcv > 1 for rcv, _ in marks) and any(notsent >= 2**20 for _, notsent in marks)
-            harness.wait_until(lambda: marked(process.pid) and marked(server.process.pid), 10,
-                               "SO_RCVLOWAT above 1 and TCP_NOTSENT_LOWAT of at least 1 MiB on both sides")
+            def all_seen():
+                for pid, marks_seen in seen.items():
+                    marks = lowat_marks(pid, server.port)
+                    marks_seen["receive"] |= any(rcv > 1 for rcv, _ in marks)
+                    marks_seen["send"] |= any(notsent >= 2**20 for _, notsent in marks)
+                return all(all(side.values()) for side in seen.values()) or process.poll() is not None
+            harness.wait_until(all_seen, 10, "SO_RCVLOWAT above 1 and TCP_NOTSENT_LOWAT of at least 1 MiB on both sides")
         finally:
             out, err = process.communicate(timeout=60)
         check(process.returncode == 0, err)
-        check(document_of(subprocess.CompletedProcess([], 0, out, err))["start"]["testio"]["tuning"]["rate_lowat"],
-              "rate_lowat in the report")
+        document = document_of(subprocess.CompletedProcess([], 0, out, err))
+        check(document["start"]["testio"]["tuning"]["rate_lowat"], "rate_lowat in the report")
+        received_at = {server.process.pid: document["end"]["sum_received"]["bits_per_second"],
+                       process.pid: document["end"]["testio"]["bidir_reverse"]["end"]["sum_received"]["bits_per_second"]}
+        for pid, marks_seen in seen.items():
+            side = "client" if pid == process.pid else "server"
+            check(marks_seen["send"], f"the {side}'s sender never set TCP_NOTSENT_LOWAT to 1 MiB or more")
+            check(marks_seen["receive"] or received_at[pid] < 6e9,
+                  f"the {side} received at {received_at[pid] / 1e9:.1f} Gbit/s, yet never raised SO_RCVLOWAT")
 
-        process = harness.start_client(server, "1", "--bidir", "-t", "2", "-i", "0", "--json", "--no-lowat")
+        process = harness.start_client(server, "1", "--bidir", "-t", "4", "-i", "0", "--json", "--no-lowat")
         try:
             harness.wait_until(lambda: len(lowat_marks(server.process.pid, server.port)) >= 3, 10, "data connections")
             time.sleep(1)  # past the first 10 ms rate windows, where the marks would have been set
@@ -132,10 +145,13 @@ def pinning_shows_in_proc_on_both_sides():
     with Server() as server:
         process = harness.start_client(server, "2", "-t", "3", "-A", cpu, "-i", "0", "--json")
         try:
-            harness.wait_until(lambda: len(worker_cpus(process.pid)) == 2 and len(worker_cpus(server.process.pid)) == 2,
-                               10, "worker threads on both sides")
-            check(worker_cpus(process.pid) == [cpu, cpu], f"client workers: {worker_cpus(process.pid)}")
-            check(worker_cpus(server.process.pid) == [cpu, cpu], f"server workers: {worker_cpus(server.process.pid)}")
+            # A worker thread is named before its creator pins it: wait for the pinning, not the names.
+            try:
+                harness.wait_until(lambda: worker_cpus(process.pid) == worker_cpus(server.process.pid) == [cpu, cpu],
+                                   10, "two workers pinned on each side")
+            except harness.Failure:
+                raise harness.Failure(f"workers' CPUs: client {worker_cpus(process.pid)}, "
+                                      f"server {worker_cpus(server.process.pid)}, wanted {cpu} each")
         finally:
             out, err = process.communicate(timeout=60)
         check(process.returncode == 0, err)
