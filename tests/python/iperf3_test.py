@@ -6,7 +6,6 @@ Usage: iperf3_test.py TESTIO_BINARY SCHEMA_FILE."""
 import json
 import os
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -80,12 +79,6 @@ def testio_ends(server, count):
     return ends()[-count:] if count else []
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return str(probe.getsockname()[1])
-
-
 def listening(port):
     wanted = f":{int(port):04X} "
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -99,11 +92,18 @@ class Iperf3Server:
     """A one-off `iperf3 -s -1 -J` on 127.0.0.1; its report is read once it exits."""
 
     def __init__(self, one_off=True):
-        self.port = free_port()
-        argv = [IPERF3, "-s", "-B", "127.0.0.1", "-p", self.port] + (["-1", "-J"] if one_off else [])
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        stdin=subprocess.DEVNULL)
-        harness.wait_until(lambda: listening(self.port) or self.process.poll() is not None, 10, "iperf3 -s to listen")
+        # A port above the ephemeral range, free when chosen; should something take it before
+        # iperf3 binds it, iperf3 exits and another port is tried.
+        for _ in range(3):
+            self.port = str(harness.free_port_range_outside_the_ephemeral_ones(1))
+            argv = [IPERF3, "-s", "-B", "127.0.0.1", "-p", self.port] + (["-1", "-J"] if one_off else [])
+            self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                            stdin=subprocess.DEVNULL)
+            harness.wait_until(lambda: listening(self.port) or self.process.poll() is not None, 10,
+                               "iperf3 -s to listen")
+            if self.process.poll() is None:
+                return
+        raise harness.Failure(f"iperf3 -s could not listen: {self.process.communicate()}")
 
     def report(self):
         out, _ = self.process.communicate(timeout=30)
