@@ -23,31 +23,34 @@ status=0
 
 # Sanitizer builds: GCC 12 raises false -Wmaybe-uninitialized and -Wmismatched-new-delete on
 # instrumented coroutine and <regex> code; every other warning stays an error. ASan + UBSan
-# builds at -O0: UBSan's checks at -O1 double the compile time (420 s against 240 s here) and
-# the suites ran no slower unoptimised. TSan stays at -O1: -O0 saved it nothing.
+# builds at -O0: at -O1 UBSan's checks about double the compile time (engine/run_client.cpp alone:
+# 40-53 s against 22-26 s; the whole -O0 build takes 242 s here), and the suites ran no slower
+# unoptimised. TSan stays at -O1: -O0 saved it nothing.
 sanitizer_warnings="-Wno-maybe-uninitialized -Wno-mismatched-new-delete"
 
-stage() {  # name, build dir, meson test arguments...
-  local name=$1 dir=$2
+suites() {  # build dir, log name, meson test arguments...: one suite at a time, logged under the name
+  local dir=$1 log=$2
   shift 2
-  echo "== $name"
-  if ! meson test -C "$dir" --print-errorlogs --num-processes 1 "$@"; then status=1; fi
-  logs+=("$dir/meson-logs/testlog.junit.xml")
+  meson test -C "$dir" --print-errorlogs --num-processes 1 --logbase "$log" "$@"
+}
+
+stage() {  # name, build dir, meson test arguments...
+  echo "== $1"
+  if ! suites "$2" testlog "${@:3}"; then status=1; fi
+  logs+=("$2/meson-logs/testlog.junit.xml")
 }
 
 # A sanitized stage in two halves side by side: its suites wait on sockets and child processes
-# more than they compute, so two at once take little longer each (ASan: 311 s in a row, 190 s in
-# two halves). Only sanitized stages: the release stage's rate comparisons want the CPUs alone.
-# Each half logs under its own name; its output is printed whole once both have ended.
+# more than they compute, so two at once take little longer each (ASan's tests: 311 s in a row,
+# 208 s in two halves). Only sanitized stages: the release stage's rate comparisons want the CPUs
+# alone. Each half logs under its own name; its output is printed whole once both have ended.
 halves_stage() {  # name, build dir, meson test arguments for both halves...
   local name=$1 dir=$2
   shift 2
   echo "== $name"
-  meson test -C "$dir" --print-errorlogs --num-processes 1 --logbase options "$@" --suite options \
-    >"$dir/options-half.out" 2>&1 &
+  suites "$dir" options "$@" --suite options >"$dir/options-half.out" 2>&1 &
   local options_half=$!
-  if ! meson test -C "$dir" --print-errorlogs --num-processes 1 --logbase rest "$@" --no-suite options \
-      >"$dir/rest-half.out" 2>&1; then status=1; fi
+  if ! suites "$dir" rest "$@" --no-suite options >"$dir/rest-half.out" 2>&1; then status=1; fi
   if ! wait "$options_half"; then status=1; fi
   cat "$dir/rest-half.out" "$dir/options-half.out"
   logs+=("$dir/meson-logs/rest.junit.xml" "$dir/meson-logs/options.junit.xml")

@@ -83,6 +83,12 @@ class Server:
     def wait_log(self, text, limit=20, count=1):
         wait_until(lambda: self.stderr().count(text) >= count, limit, f"the server to log {text!r}")
 
+    def wait_for_reports(self, count=1):
+        """Until the server has written the reports of `count` tests. It answers the client with
+        its results first, so a client that has ended does not mean the server's report is out;
+        the "finished" line is logged after it."""
+        self.wait_log(" finished", count=count)
+
     def __enter__(self):
         return self
 
@@ -116,7 +122,7 @@ def free_port_range_outside_the_ephemeral_ones(length):
         ephemeral_last = int(ranges.read().split()[1])
     held = {int(port) for port in re.findall(r":(\d+)\s", subprocess.run(
         ["ss", "-tanH"], capture_output=True, text=True).stdout)}
-    candidates = [first for first in range(ephemeral_last + 1, 65536 - length)
+    candidates = [first for first in range(ephemeral_last + 1, 65537 - length)
                   if not held.intersection(range(first, first + length))]
     check(candidates, f"no {length} free ports above {ephemeral_last}")
     return random.choice(candidates)

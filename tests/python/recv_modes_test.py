@@ -59,7 +59,7 @@ def each_mode_counts_exactly_with_one_and_three_connections():
                 check_exact_counts(document, total, connections, what)
                 check_receive_share(document, total, mode, what)
         # The server's own documents (one per test, -J) carry the same share, measured there.
-        server.wait_log("finished", count=4)  # the server answers with results, then writes its report
+        server.wait_for_reports(4)
         server_documents = [json.loads(part) for part in split_documents(server.stdout())]
         check(len(server_documents) == 4, f"{len(server_documents)} server documents")
         for document, (mode, connections) in zip(server_documents, [(m, c) for m in MODES for c in (1, 3)]):
@@ -95,7 +95,7 @@ def the_clients_text_report_shows_the_servers_share():
                 check(line.startswith("splice: 100.0% of"), line)
             if mode == "mmap" and float(line.split()[1].rstrip("%")) < 10:
                 check("on loopback" in line, f"a near-zero mmap share without its reason: {line}")
-        server.wait_log("finished", count=2)
+        server.wait_for_reports(2)
         check(server.stdout().count("splice: 100.0% of") == 1, "the server's own report lacks the splice share")
 
 
@@ -135,7 +135,7 @@ def each_side_reports_the_peers_zero_copy_figures():
         # Enough sends that completions come back before the last one (they are drained after each).
         client_document = document_of(client(server, "2", "-n", "100M", "--send-mode", "zerocopy",
                                              "--recv-mode", "mmap", "-J"))
-        server.wait_log("finished")
+        server.wait_for_reports()
         server_document = valid(json.loads(server.stdout()))
     sent_here = client_document["end"]["testio"]["sender"].get("zerocopy")
     check(sent_here is not None, "the client counted no completed zero-copy sends")

@@ -83,7 +83,7 @@ def file_send_digests_match_on_both_sides():
                 start += size
             check(digests["sent"] == parts, f"per-part digests {digests['sent']} vs {parts}")
             check(document["end"]["sum_received"]["bytes"] == len(data), "received byte count")
-            server.wait_log("finished", count=2)  # logged after the server's report, not before
+            server.wait_for_reports(2)
             server_text = server.stdout()
             check(f"{sha1} received: match" in server_text, "the server did not print the digests")
 
