@@ -10,9 +10,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/options.hpp"
-#include "engine/run_client.hpp"
-#include "engine/run_raw.hpp"
-#include "engine/server.hpp"
+#include "session/client.hpp"
+#include "session/raw.hpp"
+#include "session/server.hpp"
 #include "iperf3/client_session.hpp"
 #include "iperf3/server_session.hpp"
 #include "report/reporter.hpp"
@@ -69,12 +69,12 @@ int main(int argc, char** argv) {
   // A peer that vanishes must surface as EPIPE on the write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    if (config.raw) return server ? testio::engine::run_raw_server(config, out) : testio::engine::run_raw_client(config, out);
+    if (config.raw) return server ? testio::session::run_raw_server(config, out) : testio::session::run_raw_client(config, out);
     if (config.iperf3) return testio::iperf3::run_iperf3_client(config, *reporter);
-    if (!server) return testio::engine::run_client(config, *reporter);
+    if (!server) return testio::session::run_client(config, *reporter);
     // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.
     testio::iperf3::Iperf3Clients iperf3_clients(config, *reporter);
-    return testio::engine::run_server(config, *reporter, &iperf3_clients);
+    return testio::session::run_server(config, *reporter, &iperf3_clients);
   } catch (const std::exception& error) {
     spdlog::error("{}", error.what());
     reporter->error(error.what());

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 out=build-fuzz
 mkdir -p "$out"
-sources=(tests/fuzz/control_fuzzer.cpp src/control/framing.cpp src/control/protocol.cpp src/config/config.cpp
+sources=(tests/fuzz/control_fuzzer.cpp src/control/framing.cpp src/control/preamble.cpp src/control/json_fields.cpp
+         src/control/messages.cpp src/control/results.cpp src/spec/names.cpp src/spec/spec_json.cpp src/spec/rules.cpp
          src/stats/summary.cpp src/stats/sampler.cpp src/net/tcp_info.cpp src/net/nic_counters.cpp src/util/units.cpp
          src/util/digest.cpp)
 if [ ! -x "$out/control_fuzzer" ] || [ -n "$(find "${sources[@]}" src -newer "$out/control_fuzzer" -name '*.[ch]pp' | head -1)" ]; then

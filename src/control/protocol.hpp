@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config.hpp"
+#include "spec/test_spec.hpp"
 #include "stats/core_spread.hpp"
 #include "stats/summary.hpp"
 #include "util/digest.hpp"
@@ -87,46 +87,13 @@ struct ServerHello {
   std::string nonce;
 };
 
+// The client's request: the test (its spec, in the spec's own JSON mapping at the top level of
+// the frame) and what belongs to the handshake rather than the test.
 struct TestRequest {
-  std::uint32_t connections = 1;
-  double duration_s = 10;
-  std::uint64_t total_bytes = 0;
-  std::uint32_t threads = 0;   // 0: the server picks min(connections, its cores)
+  spec::TestSpec spec;
   std::uint32_t client_threads = 1;  // what the client itself runs, for the server's report
-  std::uint64_t buffer = config::kDefaultBuffer;
-  std::uint64_t window = 0;
-  config::RecvMode recv_mode = config::RecvMode::recv_into;
-  config::Engine engine = config::Engine::asio;
-  bool rate_lowat = true;      // false: --no-lowat, the server's data sockets keep the kernel's marks
-  // A bulk test's direction (-R, --bidir); with bidir the client opens 2 x connections, the
-  // first half sending, the second half receiving. How the server's senders send: their mode and
-  // pacing, as the client's would.
-  config::Direction direction = config::Direction::forward;
-  config::SendMode send_mode = config::SendMode::send;
-  double rate_bps = 0;
-  double fq_rate_bps = 0;
-  double interval_s = 1.0;
-  double omit_s = 0;
-  bool rr = false;             // workload "rr": the server echoes instead of sinking
-  std::uint64_t msize = 0;
-  std::uint32_t depth = 1;
-  // workload "transfers": `transfers` downloads of `transfer_size` bytes, `connections` at a
-  // time, the server sending; each on a fresh data connection unless `reuse`.
-  std::uint64_t transfers = 0;
-  std::uint64_t transfer_size = 0;
-  bool reuse = false;
-  // -F: the receivers hash what they get and return the digests with their results.
-  util::HashKind hash = util::HashKind::none;
-  // -C, -N for the server's data connections; -A for its workers unless it pins its own.
-  std::string congestion;
-  bool no_delay = false;
-  std::vector<std::uint32_t> cpus;
   std::string client_version;
-  std::string auth;            // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
-  // --iface-stats: the server samples its NICs too; it watches those of these names it has, else
-  // the interface its data connections arrive on. Absent from the message when off.
-  bool iface_stats = false;
-  std::vector<std::string> iface_names;
+  std::string auth;                  // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
 };
 
 struct TestAccepted {
@@ -171,10 +138,11 @@ bool is_stop(const nlohmann::json& message) noexcept;
 nlohmann::json error_message(const std::string& message, const std::string& code);
 
 // Each parser checks the type field (turning an error frame into PeerError), the JSON types and
-// every number against `limits`; anything wrong is a ProtocolError naming the field.
+// every number against `limits`; anything wrong is a ProtocolError naming the field. A request's
+// spec is read here; the rules it must keep are workloads::check()'s, which the server applies next.
 ServerHello parse_server_hello(const nlohmann::json& message);
-TestRequest parse_test_request(const nlohmann::json& message, const config::Limits& limits);
-TestAccepted parse_test_accepted(const nlohmann::json& message, const config::Limits& limits);
+TestRequest parse_test_request(const nlohmann::json& message);
+TestAccepted parse_test_accepted(const nlohmann::json& message, const spec::Limits& limits);
 SideResults parse_side_results(const nlohmann::json& message, const char* type,
                                std::uint32_t expected_streams);
 DirectedResults parse_directed_results(const nlohmann::json& message, const char* type,

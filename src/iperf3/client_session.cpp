@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
-#include "engine/client_signals.hpp"
-#include "engine/connect.hpp"
-#include "engine/directions.hpp"
-#include "engine/test_start.hpp"
+#include "session/client_signals.hpp"
+#include "session/connect.hpp"
+#include "session/directions.hpp"
+#include "session/test_start.hpp"
 #include "iperf3/channel.hpp"
 #include "iperf3/messages.hpp"
 #include "iperf3/reports.hpp"
@@ -34,28 +34,29 @@ constexpr auto kForever = std::chrono::hours(24 * 365);
 constexpr auto kReaderGrace = 5ms;      // for the server's reader to take what its kernel holds
 
 Params params_from(const config::Config& config) {
+  const spec::TestSpec& spec = config.spec;
   Params params;
-  params.omit_s = config.omit_s;
-  params.time_s = config.total_bytes ? 0 : config.duration_s;
-  params.bytes = config.total_bytes;
-  params.parallel = config.connections;
-  params.len = config.buffer;
-  params.window = config.window;
-  params.reverse = config.reverse;
-  params.bidirectional = config.bidir;
+  params.omit_s = spec.omit_s;
+  params.time_s = spec.duration_s;
+  params.bytes = spec.total_bytes;
+  params.parallel = spec.connections;
+  params.len = spec.buffer;
+  params.window = spec.window;
+  params.reverse = spec.direction == spec::Direction::reverse;
+  params.bidirectional = spec.direction == spec::Direction::bidir;
   params.mss = config.mss;
-  params.nodelay = config.no_delay;
-  params.congestion = config.congestion;
+  params.nodelay = spec.no_delay;
+  params.congestion = spec.congestion;
   params.client_version = std::string("testio-") + TESTIO_VERSION;
   return params;
 }
 
 // The test's window: the deadline of a timed test, or every byte of a counted one sent and received.
-asio::awaitable<void> test_window(DataStreams& streams, const workloads::TestClock& clock,
+asio::awaitable<void> test_window(DataStreams& streams, const engines::TestClock& clock,
                                   std::uint64_t receive_total, asio::steady_timer& window,
-                                  const engine::Interruption& interruption) {
+                                  const session::Interruption& interruption) {
   asio::error_code ignored;
-  if (clock.deadline != workloads::Clock::time_point::max()) {
+  if (clock.deadline != engines::Clock::time_point::max()) {
     window.expires_at(clock.deadline);
     co_await window.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     streams.end_window();
@@ -90,106 +91,114 @@ std::string describe(const std::exception& error) {
   return error.what();
 }
 
-asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter& reporter,
-                                 engine::Interruption& interruption) {
-  auto executor = co_await asio::this_coro::executor;
+// One test against a stock iperf3 server. Owner: the control thread, which runs every step.
+class Iperf3Test {
+ public:
+  Iperf3Test(const config::Config& config, report::Reporter& reporter, session::Interruption& interruption)
+      : config_(config), reporter_(reporter), interruption_(interruption), params_(params_from(config)) {}
 
-  // 1. Control connection: cookie, parameters.
-  std::vector<tcp::endpoint> endpoints = co_await engine::resolve(config);
-  tcp::socket control_socket = co_await engine::connect_any(endpoints, config);
-  const tcp::endpoint server = control_socket.remote_endpoint();
-  Control control(std::move(control_socket));
-  const Cookie cookie = make_cookie();
-  co_await control.write_cookie(cookie);
-  State state = co_await control.read_state(kHandshakeLimit, "waiting for the iperf3 server's answer");
+  asio::awaitable<int> run() {
+    co_await exchange_params();
+    co_await open_streams();
+    co_await run_window();
+    co_await exchange_results();
+    co_return report();
+  }
+
+ private:
+  asio::awaitable<void> exchange_params();
+  asio::awaitable<void> open_streams();
+  asio::awaitable<void> run_window();
+  asio::awaitable<void> exchange_results();
+  int report();
+
+  const config::Config& config_;
+  report::Reporter& reporter_;
+  session::Interruption& interruption_;
+  const Params params_;
+  std::optional<Control> control_;
+  tcp::endpoint server_;
+  Cookie cookie_{};
+  report::StartInfo start_;
+  std::optional<DataStreams> streams_;
+  Results server_results_;
+};
+
+// Control connection: cookie, parameters.
+asio::awaitable<void> Iperf3Test::exchange_params() {
+  std::vector<tcp::endpoint> endpoints = co_await session::resolve(config_);
+  tcp::socket socket = co_await session::connect_any(endpoints, config_);
+  server_ = socket.remote_endpoint();
+  control_.emplace(std::move(socket));
+  cookie_ = make_cookie();
+  co_await control_->write_cookie(cookie_);
+  State state = co_await control_->read_state(kHandshakeLimit, "waiting for the iperf3 server's answer");
   if (state == State::access_denied)
-    throw std::runtime_error("the iperf3 server at " + control::endpoint_text(server) +
+    throw std::runtime_error("the iperf3 server at " + control::endpoint_text(server_) +
                              " is busy running a test; try again later");
   expect_state(state, State::param_exchange, "after the cookie");
-  const Params params = params_from(config);
-  std::string params_json = to_json(params);
-  co_await control.write_json(std::move(params_json));
-  state = co_await control.read_state(kHandshakeLimit, "waiting for the iperf3 server to accept the parameters");
+  std::string params_json = to_json(params_);
+  co_await control_->write_json(std::move(params_json));
+  state = co_await control_->read_state(kHandshakeLimit, "waiting for the iperf3 server to accept the parameters");
   expect_state(state, State::create_streams, "after the parameters");
+}
 
-  // 2. Data connections, each opening with the cookie: sending streams first in a bidir test.
-  const std::uint32_t connections = params.connections();
-  report::StartInfo start;
-  start.from_client = true;
-  start.peer = control::endpoint_text(server);
-  start.connecting_host = config.host;
-  start.connecting_port = config.port;
-  const bool counted = config.total_bytes > 0;
-  start.duration_s = counted ? 0 : config.duration_s;
-  start.total_bytes = config.total_bytes;
-  start.omit_s = config.omit_s;
-  start.interval_s = config.interval_s;
-  start.buffer = config.buffer;
-  start.window = config.window;
-  start.recv_mode = config.recv_mode;
-  start.rate_lowat = config.rate_lowat;
-  start.bidir = params.bidirectional;
-  start.congestion_requested = config.congestion;
-  start.mss_requested = config.mss;
+// Data connections, each opening with the cookie: sending streams first in a bidir test. -C, -M,
+// -N and -w went to the server in the parameters and go onto testio's own sockets here.
+asio::awaitable<void> Iperf3Test::open_streams() {
+  const spec::TestSpec& spec = config_.spec;
+  const std::uint32_t connections = params_.connections();
+  start_ = session::start_info(spec, spec::effective_threads(spec.threads, connections), 1, /*from_client=*/true);
+  start_.peer = control::endpoint_text(server_);
+  start_.connecting_host = config_.host;
+  start_.connecting_port = config_.port;
+  start_.mss_requested = config_.mss;
+  start_.server_threads = 1;  // iperf3 before 3.16 runs a test on one thread; later ones do not say
   std::string clamp_warning;
-  // -C, -M, -N go to the iperf3 server in the parameters and onto testio's own sockets here.
-  net::TcpTuning tuning;
-  tuning.congestion = config.congestion;
-  tuning.mss = config.mss;
-  tuning.no_delay = config.no_delay;
-  auto apply_window = [&](tcp::socket& socket) {
-    if (config.window) clamp_warning = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), config.window));
-    net::apply_tuning(socket.native_handle(), tuning);
+  auto tune = [&](tcp::socket& socket) {
+    std::string clamped = session::tune_data_connection(socket.native_handle(), spec, true, config_.mss);
+    if (!clamped.empty()) clamp_warning = clamped;
   };
-  const std::vector<tcp::endpoint> server_only{server};
+  const std::vector<tcp::endpoint> server_only{server_};
   std::vector<tcp::socket> sockets;
   for (std::uint32_t i = 0; i < connections; ++i) {
-    tcp::socket socket = co_await engine::connect_any(server_only, config, apply_window);
-    co_await send_cookie(socket, cookie);
-    engine::note_connection(start, socket);
+    tcp::socket socket = co_await session::connect_any(server_only, config_, tune);
+    co_await send_cookie(socket, cookie_);
+    session::note_connection(start_, socket);
     sockets.push_back(std::move(socket));
   }
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
-  std::vector<bool> sends(connections, !params.reverse);
-  if (params.bidirectional)
-    for (std::uint32_t i = params.parallel; i < connections; ++i) sends[i] = false;
-  StreamOptions options;
-  options.buffer = config.buffer;
-  options.recv_mode = config.recv_mode;
-  options.interval_s = config.interval_s;
-  options.omit_s = config.omit_s;
-  options.window_s = counted ? 0 : config.omit_s + config.duration_s;
-  options.threads = config.threads;
-  options.rate_lowat = config.rate_lowat;
   // A counted test splits -n over the streams of each direction, as iperf3 counts it per side.
-  options.send_total = config.total_bytes;
-  DataStreams streams(executor, std::move(sockets), sends, options);
-  start.client_threads = config::effective_threads(config.threads, connections);
-  start.server_threads = 1;  // iperf3 before 3.16 runs a test on one thread; later ones do not say
-  state = co_await control.read_state(kHandshakeLimit, "waiting for TEST_START");
+  streams_.emplace(co_await asio::this_coro::executor, std::move(sockets), workloads::Side::client, spec);
+  State state = co_await control_->read_state(kHandshakeLimit, "waiting for TEST_START");
   expect_state(state, State::test_start, "after the streams");
-  state = co_await control.read_state(kHandshakeLimit, "waiting for TEST_RUNNING");
+  state = co_await control_->read_state(kHandshakeLimit, "waiting for TEST_RUNNING");
   expect_state(state, State::test_running, "after TEST_START");
+}
 
-  // 3. The window: this side times the test (or counts the bytes), the server follows.
-  workloads::TestClock clock{workloads::Clock::now()};
-  start.timestamp = static_cast<std::int64_t>(std::time(nullptr));
-  if (!counted)
-    clock.deadline = clock.start + std::chrono::duration_cast<workloads::Clock::duration>(
-                                       std::chrono::duration<double>(options.window_s));
-  streams.begin(clock);
-  const bool live_sends = !params.reverse;
-  reporter.start(engine::direction_start(start, streams.connections(live_sends), live_sends));
-  asio::steady_timer window(executor);
-  interruption.end_window = [&streams, &window] {
+// The window: this side times the test (or counts the bytes), the server follows.
+asio::awaitable<void> Iperf3Test::run_window() {
+  const spec::TestSpec& spec = config_.spec;
+  engines::TestClock clock{engines::Clock::now()};
+  start_.timestamp = static_cast<std::int64_t>(std::time(nullptr));
+  if (spec.timed())
+    clock.deadline = clock.start + std::chrono::duration_cast<engines::Clock::duration>(
+                                       std::chrono::duration<double>(spec.window_s()));
+  const bool live_sends = !params_.reverse;
+  streams_->show_live(reporter_, live_sends);
+  streams_->begin(clock);
+  reporter_.start(session::direction_start(start_, streams_->connections(live_sends), live_sends));
+  asio::steady_timer window(co_await asio::this_coro::executor);
+  DataStreams& streams = *streams_;
+  interruption_.end_window = [&streams, &window] {
     streams.end_window();
     window.cancel();
   };
-  const std::uint64_t receive_total = (counted && streams.receives_any()) ? config.total_bytes : 0;
-  auto outcome = co_await (test_window(streams, clock, receive_total, window, interruption) ||
-                           control::capture(control.read_state(kForever, "waiting for the test to end")) ||
-                           streams.sample(reporter, live_sends));
-  interruption.end_window = nullptr;
+  const std::uint64_t receive_total = (!spec.timed() && streams.receives_any()) ? spec.total_bytes : 0;
+  auto outcome = co_await (test_window(streams, clock, receive_total, window, interruption_) ||
+                           control::capture(control_->read_state(kForever, "waiting for the test to end")) ||
+                           streams.sample());
+  interruption_.end_window = nullptr;
   if (outcome.index() == 1) {
     auto& message = std::get<1>(outcome);
     if (message.error) std::rethrow_exception(message.error);
@@ -198,51 +207,59 @@ asio::awaitable<int> iperf3_test(const config::Config& config, report::Reporter&
   }
   streams.end_window();
   if (streams.sends_any()) co_await settle(streams);
+}
 
-  // 4. TEST_END; the server closes its streams and asks for results: ours first, then its own.
-  co_await control.write_state(State::test_end);
-  state = co_await control.read_state(kResultsLimit, "waiting for EXCHANGE_RESULTS");
+// TEST_END; the server closes its streams and asks for results: ours first, then its own.
+asio::awaitable<void> Iperf3Test::exchange_results() {
+  DataStreams& streams = *streams_;
+  co_await control_->write_state(State::test_end);
+  State state = co_await control_->read_state(kResultsLimit, "waiting for EXCHANGE_RESULTS");
   expect_state(state, State::exchange_results, "after TEST_END");
   if (streams.receives_any() && !co_await streams.receivers_done().wait(kDrainLimit))
     spdlog::warn("the iperf3 server's streams had not closed {} s after TEST_END", kDrainLimit.count());
   co_await streams.senders_done().wait(kSenderStopLimit);
-  streams.finish(reporter, live_sends, nullptr);
+  streams.finish(nullptr);
   streams.stop();
   std::string ours = to_json(streams.results());
-  co_await control.write_json(std::move(ours));
-  std::string theirs = co_await control.read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 server's results");
-  Results server_results = parse_results(theirs, stream_ids(connections));
-  state = co_await control.read_state(kResultsLimit, "waiting for DISPLAY_RESULTS");
+  co_await control_->write_json(std::move(ours));
+  std::string theirs =
+      co_await control_->read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 server's results");
+  server_results_ = parse_results(theirs, stream_ids(params_.connections()));
+  state = co_await control_->read_state(kResultsLimit, "waiting for DISPLAY_RESULTS");
   expect_state(state, State::display_results, "after the results");
-  co_await control.write_state(State::iperf_done);
+  co_await control_->write_state(State::iperf_done);
+}
 
-  // 5. testio's report: forward is testio sending; with --bidir the reverse rides along. The
-  // server's counts stand beside ours.
+// testio's report: forward is testio sending; with --bidir the reverse rides along. The server's
+// counts stand beside ours.
+int Iperf3Test::report() {
   bool clean = true;
   std::optional<report::TestReport> forward, reverse;
   for (bool local_sends : {true, false}) {
-    const DirectionResults& local = local_sends ? streams.sent() : streams.received();
+    const DirectionResults& local = local_sends ? streams_->sent() : streams_->received();
     if (!local.present) continue;
-    report::TestReport report = direction_report(start, local, local_sends, server_results);
-    if (interruption.signal) {
+    report::TestReport report = direction_report(start_, local, local_sends, server_results_);
+    if (interruption_.signal) {
       report.incomplete = true;
-      report.ended_because = interruption.signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM";
+      report.ended_because = interruption_.signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM";
     }
     clean = clean && stats::summarize(report.sender.totals).failed_streams == 0 &&
             stats::summarize(report.receiver.totals).failed_streams == 0;
     (local_sends ? forward : reverse) = std::move(report);
   }
-  reporter.end(engine::final_report(std::move(forward), std::move(reverse)));
+  reporter_.end(session::final_report(std::move(forward), std::move(reverse)));
   if (!clean) spdlog::error("some connections ended with an error");
-  co_return (clean && !interruption.signal) ? 0 : 1;
+  return (clean && !interruption_.signal) ? 0 : 1;
 }
 
 }  // namespace
 
 int run_iperf3_client(const config::Config& config, report::Reporter& reporter) {
-  return engine::run_client_test(
-      [&](engine::Interruption& interruption) { return iperf3_test(config, reporter, interruption); }, reporter,
-      describe);
+  auto test = [&](session::Interruption& interruption) -> asio::awaitable<int> {
+    Iperf3Test iperf3(config, reporter, interruption);
+    co_return co_await iperf3.run();
+  };
+  return session::run_client_test(test, reporter, describe);
 }
 
 }  // namespace testio::iperf3

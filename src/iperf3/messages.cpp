@@ -54,7 +54,7 @@ bool flag(const json& message, const char* key) {
 
 }  // namespace
 
-Params parse_params(std::string_view body, const config::Limits& limits) {
+Params parse_params(std::string_view body, const spec::Limits& limits) {
   if (body.size() > kMaxParamsJson) throw ProtocolError("the parameters are longer than 8192 bytes");
   json message = parse_object(body, "parameters");
   Params params;

@@ -39,7 +39,7 @@ struct Params {
 };
 
 // Throws ProtocolError. `limits` are the server's caps (-P, -l, -w, -t).
-Params parse_params(std::string_view text, const config::Limits& limits);
+Params parse_params(std::string_view text, const spec::Limits& limits);
 // Boolean flags are left out when false: iperf3 tests them for presence only.
 std::string to_json(const Params& params);
 

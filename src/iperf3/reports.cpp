@@ -1,6 +1,6 @@
 #include "iperf3/reports.hpp"
 
-#include "engine/test_start.hpp"
+#include "session/test_start.hpp"
 
 #include <algorithm>
 
@@ -9,7 +9,7 @@ namespace testio::iperf3 {
 report::TestReport direction_report(report::StartInfo start, const DirectionResults& local, bool local_sends,
                                     const Results& peer) {
   report::TestReport report;
-  report.start = engine::direction_start(std::move(start), local.connections, local_sends);
+  report.start = session::direction_start(std::move(start), local.connections, local_sends);
 
   report::SideReport mine;
   mine.present = true;

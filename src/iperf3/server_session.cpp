@@ -12,9 +12,9 @@
 #include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
-#include "engine/completion_latch.hpp"
-#include "engine/directions.hpp"
-#include "engine/test_start.hpp"
+#include "engines/completion_latch.hpp"
+#include "session/directions.hpp"
+#include "session/test_start.hpp"
 #include "iperf3/channel.hpp"
 #include "iperf3/messages.hpp"
 #include "iperf3/reports.hpp"
@@ -33,7 +33,7 @@ struct ServerTest {
   bool reported = false;      // the reporter has been given the start
   std::uint32_t expected = 0;
   std::vector<tcp::socket> sockets;
-  std::shared_ptr<engine::CompletionLatch> all_arrived;
+  std::shared_ptr<engines::CompletionLatch> all_arrived;
 };
 
 namespace {
@@ -108,7 +108,7 @@ std::string describe(const Params& params) {
 }  // namespace
 
 asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, std::array<unsigned char, 4> first,
-                                                          engine::TestSlots& slots,
+                                                          session::TestSlots& slots,
                                                           std::chrono::steady_clock::duration handshake_limit) {
   const std::string peer = peer_of(socket);
   std::array<unsigned char, kCookieBytes> bytes{};
@@ -180,13 +180,48 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   co_return succeeded;
 }
 
+// The test as testio runs this side of it: the spec of the bulk streams iperf3's parameters ask for.
+spec::TestSpec spec_of(const Params& params, const config::Config& config) {
+  spec::TestSpec spec;
+  spec.connections = params.parallel;
+  spec.direction = params.bidirectional ? spec::Direction::bidir
+                   : params.reverse     ? spec::Direction::reverse
+                                        : spec::Direction::forward;
+  spec.total_bytes = params.total_bytes();
+  spec.duration_s = spec.total_bytes ? 0 : params.time_s;
+  spec.omit_s = params.omit_s;
+  spec.interval_s = config.spec.interval_s;
+  spec.buffer = params.len;
+  spec.window = params.window;
+  spec.recv_mode = config.spec.recv_mode;
+  spec.congestion = params.congestion;
+  spec.no_delay = params.nodelay;
+  return spec;
+}
+
 asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test) {
-  using namespace asio::experimental::awaitable_operators;
-  auto executor = co_await asio::this_coro::executor;
+  const Params params = co_await exchange_params(control, test);
+  co_await gather_streams(control, test, params);
+  const spec::TestSpec spec = spec_of(params, config_);
+  report::StartInfo start = session::start_info(spec, 1, spec::effective_threads(0, params.connections()), false);
+  start.peer = test.peer;
+  start.client_threads = 1;  // iperf3 before 3.16 runs a test on one thread; later ones do not say
+  start.spec.congestion.clear();  // applied as iperf3 asks, not testio's tuning
+  start.spec.no_delay = false;
+  for (tcp::socket& socket : test.sockets) session::note_connection(start, socket);
+  const SocketOptions options{params.window, params.nodelay, params.congestion};
+  DataStreams streams(co_await asio::this_coro::executor, std::move(test.sockets), workloads::Side::server, spec,
+                      options);
+  for (const std::string& warning : streams.warnings()) spdlog::warn("{}", warning);
+  co_await run_streams(control, test, params, streams, start);
+  const Results client = co_await exchange_results(control, test, params, streams);
+  co_return report(streams, start, client);
+}
+
+// What the client wants, checked against this server's caps and what it serves.
+asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServerTest& test) {
   const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(std::max(config_.limits.handshake_timeout_s, 1.0)));
-
-  // 1. Parameters: what the client wants, checked against this server's caps.
   co_await control.write_state(State::param_exchange);
   Params params;
   std::string invalid;  // no co_await inside a handler
@@ -213,10 +248,13 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
     spdlog::warn("the iperf3 client from {} sent an authentication token; testio does not check iperf3's RSA tokens",
                  test.peer);
   spdlog::info("iperf3 test from {} (iperf3 {}): {}", test.peer, params.client_version, describe(params));
+  co_return params;
+}
 
-  // 2. Streams: the client opens them one by one, each opening with the test's cookie.
+// The client opens its streams one by one, each opening with the test's cookie.
+asio::awaitable<void> Iperf3Clients::gather_streams(Control& control, ServerTest& test, const Params& params) {
   test.expected = params.connections();
-  test.all_arrived = std::make_shared<engine::CompletionLatch>(executor, test.expected);
+  test.all_arrived = std::make_shared<engines::CompletionLatch>(co_await asio::this_coro::executor, test.expected);
   test.gathering = true;
   co_await control.write_state(State::create_streams);
   const bool arrived = co_await test.all_arrived->wait(kArrivalLimit);
@@ -226,78 +264,58 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
     throw ProtocolError(std::to_string(test.sockets.size()) + " of " + std::to_string(test.expected) +
                         " iperf3 data connections arrived within 10 s");
   }
-  // A bidirectional client opens its sending streams first, then its receiving ones.
-  std::vector<bool> sends(test.expected, params.reverse);
-  if (params.bidirectional)
-    for (std::uint32_t i = params.parallel; i < test.expected; ++i) sends[i] = true;
+}
 
-  report::StartInfo start;
-  start.from_client = false;
-  start.peer = test.peer;
-  const bool counted = params.total_bytes() > 0;
-  start.duration_s = counted ? 0 : params.time_s;
-  start.total_bytes = params.total_bytes();
-  start.omit_s = params.omit_s;
-  start.interval_s = config_.interval_s;
-  start.buffer = params.len;
-  start.window = params.window;
-  start.recv_mode = config_.recv_mode;
-  start.bidir = params.bidirectional;
-  for (tcp::socket& socket : test.sockets) engine::note_connection(start, socket);
-  StreamOptions options;
-  options.buffer = params.len;
-  options.send_total = params.total_bytes();
-  options.recv_mode = config_.recv_mode;
-  options.window = params.window;
-  options.nodelay = params.nodelay;
-  options.congestion = params.congestion;
-  options.interval_s = config_.interval_s;
-  options.omit_s = params.omit_s;
-  options.window_s = counted ? 0 : params.omit_s + params.time_s;
-  DataStreams streams(executor, std::move(test.sockets), sends, options);
-  for (const std::string& warning : streams.warnings()) spdlog::warn("{}", warning);
-  start.server_threads = config::effective_threads(0, test.expected);
-  start.client_threads = 1;  // iperf3 before 3.16 runs a test on one thread; later ones do not say
-
-  // 3. Run until the client says TEST_END; it times the test (or counts the bytes).
+// Until the client says TEST_END: it times the test (or counts the bytes).
+asio::awaitable<void> Iperf3Clients::run_streams(Control& control, ServerTest& test, const Params& params,
+                                                 DataStreams& streams, report::StartInfo& start) {
+  using namespace asio::experimental::awaitable_operators;
   co_await control.write_state(State::test_start);
   co_await control.write_state(State::test_running);
-  workloads::TestClock clock{workloads::Clock::now()};
   start.timestamp = static_cast<std::int64_t>(std::time(nullptr));
-  streams.begin(clock);
   // The live report follows the client's sending streams, or the server's in a reverse test.
   const bool live_sends = params.reverse;
-  reporter_.start(engine::direction_start(start, streams.connections(live_sends), live_sends));
+  streams.show_live(reporter_, live_sends);
+  streams.begin(engines::TestClock{engines::Clock::now()});
+  reporter_.start(session::direction_start(start, streams.connections(live_sends), live_sends));
   test.reported = true;
   auto outcome = co_await (control::capture(control.read_state(test_end_limit(params), "waiting for TEST_END")) ||
-                           streams.sample(reporter_, live_sends));
+                           streams.sample());
   auto& state = std::get<0>(outcome);
   if (state.error) std::rethrow_exception(state.error);
   if (*state.value == State::client_terminate || *state.value == State::iperf_done)
     throw PeerError("the iperf3 client ended the test early");
   expect_state(*state.value, State::test_end, "while the test ran");
+}
 
-  // 4. Results: the client's first, then ours once every byte it sent has been counted here.
+// The client's results first, then ours once every byte it sent has been counted here.
+asio::awaitable<Results> Iperf3Clients::exchange_results(Control& control, ServerTest& test, const Params& params,
+                                                         DataStreams& streams) {
   streams.end_window();
   co_await control.write_state(State::exchange_results);
-  std::string client_body = co_await control.read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 client's results");
+  std::string client_body =
+      co_await control.read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 client's results");
   Results client = parse_results(client_body, stream_ids(test.expected));
   if (!co_await counted_everything(streams, client, params.omit_s > 0, kDrainLimit))
     spdlog::warn("the iperf3 client from {} reports more bytes sent than arrived here", test.peer);
   co_await streams.senders_done().wait(kDrainLimit);
-  streams.finish(reporter_, live_sends, &client);
+  streams.finish(&client);
   streams.stop();
   std::string ours = to_json(streams.results());
   co_await control.write_json(std::move(ours));
   co_await control.write_state(State::display_results);
   try {
     State done = co_await control.read_state(kDoneLimit, "waiting for IPERF_DONE");
-    if (done != State::iperf_done) spdlog::debug("the iperf3 client ended with {}", state_name(static_cast<std::int8_t>(done)));
+    if (done != State::iperf_done)
+      spdlog::debug("the iperf3 client ended with {}", state_name(static_cast<std::int8_t>(done)));
   } catch (const std::exception&) {
     // A client that just closes is done too.
   }
+  co_return client;
+}
 
-  // 5. testio's own report: forward is the client sending; with --bidir the reverse rides along.
+// testio's own report: forward is the client sending; with --bidir the reverse rides along.
+bool Iperf3Clients::report(const DataStreams& streams, const report::StartInfo& start, const Results& client) {
   bool clean = true;
   std::optional<report::TestReport> forward, reverse;
   for (bool local_sends : {false, true}) {
@@ -306,8 +324,8 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
     clean = clean && stats::summarize(local.side.streams).failed_streams == 0;
     (local_sends ? reverse : forward) = direction_report(start, local, local_sends, client);
   }
-  reporter_.end(engine::final_report(std::move(forward), std::move(reverse)));
-  co_return clean;
+  reporter_.end(session::final_report(std::move(forward), std::move(reverse)));
+  return clean;
 }
 
 }  // namespace testio::iperf3

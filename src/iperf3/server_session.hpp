@@ -6,25 +6,35 @@
 #include <map>
 
 #include "config/config.hpp"
-#include "engine/foreign_clients.hpp"
+#include "session/foreign_clients.hpp"
+#include "iperf3/messages.hpp"
 #include "iperf3/wire.hpp"
 #include "report/reporter.hpp"
 
 namespace testio::iperf3 {
 
 class Control;
+class DataStreams;
 struct ServerTest;
 
-class Iperf3Clients final : public engine::ForeignClients {
+class Iperf3Clients final : public session::ForeignClients {
  public:
   Iperf3Clients(const config::Config& config, report::Reporter& reporter) : config_(config), reporter_(reporter) {}
 
   asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket, std::array<unsigned char, 4> first,
-                                             engine::TestSlots& slots,
+                                             session::TestSlots& slots,
                                              std::chrono::steady_clock::duration handshake_limit) override;
 
  private:
+  // The test's steps, in the order run_test() takes them.
   asio::awaitable<bool> run_test(Control& control, ServerTest& test);
+  asio::awaitable<Params> exchange_params(Control& control, ServerTest& test);
+  asio::awaitable<void> gather_streams(Control& control, ServerTest& test, const Params& params);
+  asio::awaitable<void> run_streams(Control& control, ServerTest& test, const Params& params, DataStreams& streams,
+                                    report::StartInfo& start);
+  asio::awaitable<Results> exchange_results(Control& control, ServerTest& test, const Params& params,
+                                            DataStreams& streams);
+  bool report(const DataStreams& streams, const report::StartInfo& start, const Results& client);
 
   const config::Config& config_;
   report::Reporter& reporter_;

@@ -1,5 +1,5 @@
-// The data connections of one iperf3 test on this side, run by the engine's workers: TcpSender on
-// the streams this side sends on, TcpReceiver on the ones it reads, each direction measured apart.
+// The data connections of one iperf3 test on this side: the bulk workload's senders and receivers
+// on testio's workers (session::TestStreams), each direction measured apart, as a testio test's.
 // Owner: the control thread; the workers only run the streams.
 #pragma once
 
@@ -13,28 +13,20 @@
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
 
-#include "config/config.hpp"
 #include "control/protocol.hpp"
-#include "engine/completion_latch.hpp"
-#include "engine/measurement.hpp"
-#include "engine/worker_pool.hpp"
 #include "iperf3/messages.hpp"
 #include "report/reporter.hpp"
+#include "session/test_streams.hpp"
+#include "workloads/workload.hpp"
 
 namespace testio::iperf3 {
 
-struct StreamOptions {
-  std::size_t buffer = 128 * 1024;
-  std::uint64_t send_total = 0;   // a counted test: bytes this side sends in total; 0 = until told
-  config::RecvMode recv_mode = config::RecvMode::recv_into;
-  std::uint64_t window = 0;       // SO_SNDBUF/SO_RCVBUF to set here; 0 = leave as it is
+// What the server applies to the sockets an iperf3 client opened (the client sets its own before
+// it connects): each refusal is a warning, as iperf3's own server goes on with the default.
+struct SocketOptions {
+  std::uint64_t window = 0;  // SO_SNDBUF/SO_RCVBUF; 0 = leave as it is
   bool nodelay = false;
-  std::string congestion;         // TCP_CONGESTION to set; empty = the system's default
-  double interval_s = 1;
-  double omit_s = 0;
-  double window_s = 0;            // omit + time of a timed test, 0 for a counted one
-  unsigned threads = 0;           // 0: min(connections, cores)
-  bool rate_lowat = true;         // senders' TCP_NOTSENT_LOWAT follows the rate (--no-lowat: off); receivers never batch
+  std::string congestion;
 };
 
 // One direction's figures once the streams ended.
@@ -46,30 +38,32 @@ struct DirectionResults {
 
 class DataStreams {
  public:
-  // `sends[i]`: this side sends on connection i (connections in the order the client opened them).
-  DataStreams(asio::any_io_executor control, std::vector<asio::ip::tcp::socket> sockets,
-              const std::vector<bool>& sends, const StreamOptions& options);
+  // `sockets` in the order the client opened them (a bidirectional client: its sending streams
+  // first); `spec` says how many each way and how this side's streams send and read.
+  DataStreams(asio::any_io_executor control, std::vector<asio::ip::tcp::socket> sockets, workloads::Side local,
+              const spec::TestSpec& spec, const SocketOptions& options = {});
   ~DataStreams();
 
   // Socket options that failed to apply, one sentence each (a warning, not a failure).
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
-  bool sends_any() const noexcept { return !send_index_.empty(); }
-  bool receives_any() const noexcept { return !receive_index_.empty(); }
+  bool sends_any() const noexcept { return layout().count(sending_forward()) > 0; }
+  bool receives_any() const noexcept { return layout().count(!sending_forward()) > 0; }
 
-  void begin(const workloads::TestClock& clock);
-  // Intervals of `live` direction (true: sending) go to `reporter`; the other is kept quietly.
-  asio::awaitable<void> sample(report::Reporter& reporter, bool live_sends);
+  // The direction this side sends (`live_sends`) or reads has its intervals shown as they close.
+  void show_live(report::Reporter& reporter, bool live_sends);
+  void begin(const engines::TestClock& clock);
+  asio::awaitable<void> sample() { return streams_.measurement().sample(); }
   // Ends the senders' window now (the first call counts): their figures then run to this moment
   // even when a sender's last write completed earlier, as iperf3 times its streams.
   void end_window();
-  engine::CompletionLatch& senders_done() noexcept { return *senders_done_; }
-  engine::CompletionLatch& receivers_done() noexcept { return *receivers_done_; }
+  engines::CompletionLatch& senders_done() noexcept { return streams_.done(sending_forward()); }
+  engines::CompletionLatch& receivers_done() noexcept { return streams_.done(!sending_forward()); }
   // The test's connections this side sends on (true) or reads (false), in order.
-  const std::vector<std::uint32_t>& connections(bool sending) const noexcept {
-    return sending ? send_index_ : receive_index_;
+  std::vector<std::uint32_t> connections(bool sending) const {
+    return layout().connections(sending ? sending_forward() : !sending_forward());
   }
   bool receives(std::uint32_t connection) const noexcept {
-    return connection < receive_index_of_.size() && receive_index_of_[connection].has_value();
+    return connection < layout().total() && !layout().sends_on(local_, connection);
   }
   // Bytes received so far on connection `connection` (0 if this side sends on it).
   std::uint64_t received(std::uint32_t connection) const noexcept;
@@ -81,24 +75,25 @@ class DataStreams {
   // Closes the last intervals; call once, after the streams ended (or were given up on). A stream
   // this side reads that has not seen EOF still ended cleanly if it counted every byte the peer
   // says it sent (`peer_sent`, may be null): an iperf3 client closes only after the results.
-  void finish(report::Reporter& reporter, bool live_sends, const Results* peer_sent);
+  void finish(const Results* peer_sent);
   const DirectionResults& sent() const noexcept { return sent_; }
   const DirectionResults& received() const noexcept { return received_; }
   // This side's results as iperf3 exchanges them: every connection by its iperf3 id.
   Results results() const;
-  void stop() noexcept { pool_.stop(); }
+  void stop() noexcept { streams_.stop(); }
 
  private:
+  const workloads::DirectionLayout& layout() const noexcept { return streams_.layout(); }
+  // The direction this side sends on: forward (client to server) for the client.
+  bool sending_forward() const noexcept { return local_ == workloads::Side::client; }
+
+  workloads::Side local_;
   std::vector<std::string> warnings_;
-  std::vector<std::optional<std::uint32_t>> send_index_of_, receive_index_of_;  // per connection
-  std::vector<std::uint32_t> send_index_, receive_index_;  // connection of each measured stream
+  std::unique_ptr<workloads::TestSide> side_;
+  session::TestStreams streams_;
   std::vector<int> send_fds_;  // open until stop(): the streams keep their sockets
-  engine::Measurement sending_, receiving_;
-  std::shared_ptr<engine::CompletionLatch> senders_done_, receivers_done_;
-  std::vector<std::unique_ptr<char[]>> payloads_;
-  engine::WorkerPool pool_;
   DirectionResults sent_, received_;
-  workloads::TestClock clock_;
+  engines::TestClock clock_;
   std::optional<double> window_end_s_;
 };
 

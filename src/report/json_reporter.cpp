@@ -94,9 +94,37 @@ void add_bidir_reverse(json& end, const TestReport& reverse) {
                                     {"end", std::move(reverse_end)}};
 }
 
+// testio's own part of the start: the whole spec in its one JSON mapping, and the same figures
+// under the names dashboards have read since before the spec existed.
+json testio_start_json(const StartInfo& start) {
+  const spec::TestSpec& spec = start.spec;
+  return {{"role", start.from_client ? "client" : "server"},
+          {"client_threads", start.client_threads},
+          {"server_threads", start.server_threads},
+          {"recv_mode", spec::to_string(spec.recv_mode)},
+          {"send_mode", spec::to_string(spec.send_mode)},
+          {"engine", spec::to_string(spec.engine)},
+          {"workload", spec.workload},
+          {"tuning",
+           {{"congestion_requested", spec.congestion},
+            {"mss_requested", start.mss_requested},
+            {"no_delay", start.no_delay},
+            {"rate_lowat", spec.marks_follow_rate},
+            {"client_cpus", spec.cpus},
+            {"server_cpus", start.server_cpus},
+            {"cport_first", start.cport_first},
+            {"cport_last", start.cport_last},
+            {"rate_bps", spec.rate_bps},
+            {"fq_rate_bps", start.fq_rate_bps},
+            {"bind_device", start.bind_device}}},
+          {"interval", spec.interval_s},
+          {"spec", spec::to_json(spec)}};
+}
+
 }  // namespace
 
 json start_json(const StartInfo& start) {
+  const spec::TestSpec& spec = start.spec;
   json connected = json::array();
   for (std::size_t i = 0; i < start.connected.size(); ++i) {
     const StreamEndpoints& ends = start.connected[i];
@@ -112,35 +140,15 @@ json start_json(const StartInfo& start) {
       {"cookie", ""},
       {"tcp_mss_default", start.mss},
       {"tcp_mss", start.mss_requested},
-      {"sock_bufsize", start.window},
+      {"sock_bufsize", spec.window},
       {"sndbuf_actual", start.sndbuf_actual},
       {"rcvbuf_actual", start.rcvbuf_actual},
       {"test_start",
-       {{"protocol", "TCP"}, {"num_streams", start.connections}, {"blksize", start.rr ? start.msize : start.buffer},
-        {"omit", start.omit_s}, {"duration", start.duration_s}, {"bytes", start.total_bytes},
+       {{"protocol", "TCP"}, {"num_streams", start.connections()}, {"blksize", spec.bytes_per_call()},
+        {"omit", spec.omit_s}, {"duration", spec.duration_s}, {"bytes", spec.total_bytes},
         {"blocks", 0}, {"reverse", start.local_is_sender != start.from_client ? 1 : 0}, {"tos", 0},
-        {"bidir", start.bidir ? 1 : 0}}},
-      {"testio",
-       {{"role", start.from_client ? "client" : "server"},
-        {"client_threads", start.client_threads},
-        {"server_threads", start.server_threads},
-        {"recv_mode", config::to_string(start.recv_mode)},
-        {"send_mode", config::to_string(start.send_mode)},
-        {"engine", config::to_string(start.engine)},
-        {"workload", start.transfers ? "transfers" : start.rr ? "rr" : "stream"},
-        {"tuning",
-         {{"congestion_requested", start.congestion_requested},
-          {"mss_requested", start.mss_requested},
-          {"no_delay", start.no_delay},
-          {"rate_lowat", start.rate_lowat},
-          {"client_cpus", start.client_cpus},
-          {"server_cpus", start.server_cpus},
-          {"cport_first", start.cport_first},
-          {"cport_last", start.cport_last},
-          {"rate_bps", start.rate_bps},
-          {"fq_rate_bps", start.fq_rate_bps},
-          {"bind_device", start.bind_device}}},
-        {"interval", start.interval_s}}}};
+        {"bidir", start.bidir() ? 1 : 0}}},
+      {"testio", testio_start_json(start)}};
   if (start.from_client)
     result["connecting_to"] = {{"host", start.connecting_host}, {"port", start.connecting_port}};
   else
@@ -202,7 +210,7 @@ json end_json(const TestReport& report) {
   std::vector<stats::StreamFigures> received = summary_figures(report.receiver);
   json streams = json::array();
   std::uint64_t retransmits = 0;
-  for (std::size_t i = 0; i < report.start.connections; ++i) {
+  for (std::size_t i = 0; i < report.start.connections(); ++i) {
     json entry = json::object();
     if (i < sent.size()) {
       json sender = figures_json(static_cast<int>(i + 1), sent[i], true);
@@ -239,11 +247,11 @@ json end_json(const TestReport& report) {
   json extra = json::object();
   if (report.sender.present) {
     extra["sender"] = side_extra(report.sender, sent, moved);
-    add_host_json(extra["sender"], report.sender, report.start.connections);
+    add_host_json(extra["sender"], report.sender, report.start.connections());
   }
   if (report.receiver.present) {
     extra["receiver"] = side_extra(report.receiver, received, moved);
-    add_host_json(extra["receiver"], report.receiver, report.start.connections);
+    add_host_json(extra["receiver"], report.receiver, report.start.connections());
   }
   extra["byte_counts_match"] = report.mismatched_streams.empty() && !report.incomplete;
   extra["incomplete"] = report.incomplete;
@@ -284,8 +292,8 @@ void JsonReporter::emit(const char* event, json data) {
 
 void JsonReporter::start(const StartInfo& start) {
   local_is_sender_ = start.local_is_sender;
-  interval_s_ = start.interval_s;
-  last_retransmits_.assign(start.connections, 0);
+  interval_s_ = start.spec.interval_s;
+  last_retransmits_.assign(start.connections(), 0);
   document_ = {{"start", start_json(start)}, {"intervals", json::array()}, {"end", json::object()}};
   if (stream_events_) emit("start", document_["start"]);
 }

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "config/config.hpp"
 #include "report/test_report.hpp"
 
 namespace testio::report {

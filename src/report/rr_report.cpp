@@ -25,11 +25,11 @@ nlohmann::ordered_json latency_json(const stats::LatencySummary& latency, double
           {"mean", in_unit(latency.mean_ns)}};
 }
 
-RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t msize, std::uint32_t depth,
+RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t message_size, std::uint32_t depth,
                        double seconds) {
   RrSummary rr;
   rr.present = true;
-  rr.msize = msize;
+  rr.message_size = message_size;
   rr.depth = depth;
   rr.messages = latencies.count();
   rr.seconds = seconds;
@@ -41,13 +41,13 @@ RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t m
 std::string rr_text(const RrSummary& rr) {
   char line[200];
   std::snprintf(line, sizeof line, "rr: %llu messages of %s, depth %u, in %.2f s: %.0f messages/s; ",
-                static_cast<unsigned long long>(rr.messages), util::format_size(rr.msize).c_str(), rr.depth,
+                static_cast<unsigned long long>(rr.messages), util::format_size(rr.message_size).c_str(), rr.depth,
                 rr.seconds, rr.messages_per_second);
   return line + latency_text("latency", rr.latency, 1e3, "us") + "\n";
 }
 
 nlohmann::ordered_json rr_json(const RrSummary& rr) {
-  return {{"msize", rr.msize},
+  return {{"msize", rr.message_size},
           {"depth", rr.depth},
           {"messages", rr.messages},
           {"seconds", rr.seconds},

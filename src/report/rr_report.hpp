@@ -17,7 +17,7 @@ std::string latency_text(const char* name, const stats::LatencySummary& latency,
 // {"min", "p50", "p90", "p99", "p99_9", "max", "mean"} with ns divided by `scale`.
 nlohmann::ordered_json latency_json(const stats::LatencySummary& latency, double scale);
 
-RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t msize, std::uint32_t depth,
+RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t message_size, std::uint32_t depth,
                        double seconds);
 // "rr: 100000 messages of 1 KiB, depth 1, in 10.00 s: 9876 messages/s; latency us p50 ... max ..."
 std::string rr_text(const RrSummary& rr);

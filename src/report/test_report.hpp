@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "spec/test_spec.hpp"
 #include "stats/histogram.hpp"
 #include "stats/core_spread.hpp"
 #include "stats/interval.hpp"
@@ -24,51 +24,37 @@ struct StreamEndpoints {
 
 // Known once the data connections are up, before any data moves.
 struct StartInfo {
+  spec::TestSpec spec;              // the test as agreed; send_mode as used (zerocopy may fall back)
   bool from_client = true;
-  bool local_is_sender = true;
+  bool local_is_sender = true;      // in the direction this report covers
   std::string peer;                 // "127.0.0.1:5201"
   std::string connecting_host;      // what the user typed after -c
   std::uint16_t connecting_port = 0;
   std::vector<StreamEndpoints> connected;
-  std::uint32_t connections = 0;
   unsigned client_threads = 0;
   unsigned server_threads = 0;
-  double duration_s = 0;            // requested window; 0 for a byte-count test
-  std::uint64_t total_bytes = 0;    // requested -n; 0 for a timed test
-  double omit_s = 0;
-  double interval_s = 0;
-  std::uint64_t buffer = 0;
-  std::uint64_t window = 0;         // requested -w; 0 = autotuning
-  std::uint64_t sndbuf_actual = 0;  // read back from the first data connection
+  // Read back from the first data connection: what the kernel granted.
+  std::uint64_t sndbuf_actual = 0;
   std::uint64_t rcvbuf_actual = 0;
   std::uint32_t mss = 0;
-  config::RecvMode recv_mode = config::RecvMode::recv_into;
-  config::SendMode send_mode = config::SendMode::send;  // as used (zerocopy may fall back to send)
-  config::Engine engine = config::Engine::asio;         // what drove the data connections, both sides
-  bool rate_lowat = true;           // SO_RCVLOWAT/TCP_NOTSENT_LOWAT followed the rate (false: --no-lowat)
-  bool rr = false;                  // request/response: msize per message, depth outstanding
-  std::uint64_t msize = 0;
-  std::uint32_t depth = 1;
-  std::uint64_t messages = 0;       // --num per connection; 0 = timed (known to the client only)
-  std::uint64_t transfers = 0;      // --transfers of transfer_size bytes; the server sends
-  std::uint64_t transfer_size = 0;
-  bool reuse = false;
-  std::string hash;                 // -F: the digest both sides compute ("" for none)
-  // Tuning as asked and, from the first data connection, as granted.
-  std::string congestion_requested; // -C
+  bool no_delay = false;            // TCP_NODELAY
+  double fq_rate_bps = 0;           // SO_MAX_PACING_RATE, bits/s; 0 = none
+  std::string bind_device;          // SO_BINDTODEVICE
+  // What only the client asks for on its own sockets.
   std::uint32_t mss_requested = 0;  // -M (the MSS in use is `mss`)
-  bool no_delay = false;            // TCP_NODELAY read back
-  std::vector<std::uint32_t> client_cpus, server_cpus;  // -A: where each side's workers are pinned
-  std::uint16_t cport_first = 0, cport_last = 0;        // --cport
-  double rate_bps = 0;              // -b per connection
-  double fq_rate_bps = 0;           // SO_MAX_PACING_RATE read back, bits/s; 0 = none
-  std::string bind_device;          // SO_BINDTODEVICE read back
-  bool tuned() const noexcept {
-    return !bind_device.empty() || !congestion_requested.empty() || mss_requested || no_delay || !client_cpus.empty() ||
-           !server_cpus.empty() || cport_first || rate_bps > 0 || fq_rate_bps > 0;
-  }
+  std::uint16_t cport_first = 0, cport_last = 0;  // --cport
+  std::vector<std::uint32_t> server_cpus;  // where the server's workers are pinned (-A)
   std::int64_t timestamp = 0;       // Unix seconds at the start
-  bool bidir = false;               // a test both ways (--bidir), reported one direction at a time
+
+  std::uint32_t connections() const noexcept { return spec.connections; }
+  // A test both ways (--bidir), reported one direction at a time.
+  bool bidir() const noexcept { return spec.direction == spec::Direction::bidir; }
+  // -F: the digest both sides compute ("" for none).
+  std::string hash() const { return spec.hash == util::HashKind::none ? "" : std::string(util::to_string(spec.hash)); }
+  bool tuned() const noexcept {
+    return !bind_device.empty() || !spec.congestion.empty() || mss_requested || no_delay || !spec.cpus.empty() ||
+           !server_cpus.empty() || cport_first || spec.rate_bps > 0 || fq_rate_bps > 0;
+  }
 };
 
 // What one side measured: totals over the whole test (omitted part included), its intervals, CPU.
@@ -85,7 +71,7 @@ struct SideReport {
 // Request/response results: messages completed and their round-trip latency distribution.
 struct RrSummary {
   bool present = false;
-  std::uint64_t msize = 0;
+  std::uint64_t message_size = 0;
   std::uint32_t depth = 1;
   std::uint64_t messages = 0;
   double seconds = 0;

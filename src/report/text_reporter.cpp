@@ -1,6 +1,7 @@
 #include "report/text_reporter.hpp"
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ std::string zero_copy_text(const TestReport& report) {
   stats::ReceiveZeroCopySummary received = stats::receive_zerocopy_summary(report.receiver.totals);
   if (!received.total()) return text;
   const std::string total = util::format_bytes(received.total());
-  if (report.start.recv_mode == config::RecvMode::splice)
+  if (report.start.spec.recv_mode == spec::RecvMode::splice)
     text += printf_line("splice: %.1f%% of %s received never copied to user memory%s\n",
                         100 * received.zero_copy_share(), total.c_str(),
                         received.zero_copy_bytes ? "" : " (splice was unavailable: recv_into read it)");
@@ -57,68 +58,77 @@ std::string zero_copy_text(const TestReport& report) {
 std::string tuning_line(const StartInfo& start, char unit) {
   std::vector<std::string> parts;
   if (!start.bind_device.empty()) parts.push_back("interface " + start.bind_device);
-  if (!start.congestion_requested.empty()) parts.push_back("congestion " + start.congestion_requested);
+  if (!start.spec.congestion.empty()) parts.push_back("congestion " + start.spec.congestion);
   if (start.mss_requested)
     parts.push_back("MSS " + std::to_string(start.mss) + " (asked " + std::to_string(start.mss_requested) + ")");
   if (start.no_delay) parts.push_back("no delay");
-  if (!start.client_cpus.empty()) parts.push_back("client CPUs " + util::format_cpu_list(start.client_cpus));
+  if (!start.spec.cpus.empty()) parts.push_back("client CPUs " + util::format_cpu_list(start.spec.cpus));
   if (!start.server_cpus.empty()) parts.push_back("server CPUs " + util::format_cpu_list(start.server_cpus));
   if (start.cport_first)
     parts.push_back("source ports " + std::to_string(start.cport_first) + "-" + std::to_string(start.cport_last));
-  if (start.rate_bps > 0) parts.push_back("paced to " + util::format_rate(start.rate_bps, unit) + " per connection");
+  if (start.spec.rate_bps > 0)
+    parts.push_back("paced to " + util::format_rate(start.spec.rate_bps, unit) + " per connection");
   if (start.fq_rate_bps > 0) parts.push_back("kernel pacing " + util::format_rate(start.fq_rate_bps, unit));
   std::string line = "tuning:";
   for (std::size_t i = 0; i < parts.size(); ++i) line += (i ? ", " : " ") + parts[i];
   return line + "\n";
 }
 
+namespace {
+
+// What the test is: "5 s", "1.07 GB in total", "1000 transfers of 6 MiB ...", and how it runs.
+std::string test_text(const StartInfo& start) {
+  const spec::TestSpec& spec = start.spec;
+  std::ostringstream out;
+  if (spec.is("transfers"))
+    out << spec.transfers.count << " transfers of " << util::format_size(spec.transfers.size) << " from the server on "
+        << (spec.transfers.reuse ? "kept" : "fresh") << " connections";
+  else if (spec.total_bytes)
+    out << util::format_bytes(spec.total_bytes) << " in total" << (start.hash().empty() ? "" : " (a file, hashed)");
+  else if (spec.rr.messages && spec.is("rr"))
+    out << spec.rr.messages << " messages per connection";
+  else if (spec.duration_s > 0)
+    out << spec.duration_s << " s";
+  else
+    out << "until the client stops";
+  if (spec.omit_s > 0) out << " after " << spec.omit_s << " s omitted";
+  // -R and --bidir send the other way; say which way this report looks.
+  if (start.local_is_sender != start.from_client) out << ", the server sending";
+  else if (start.bidir()) out << ", the client sending";
+  if (start.bidir()) out << " (one way of --bidir)";
+  if (spec.is("rr")) {
+    out << ", request/response of " << util::format_size(spec.bytes_per_call()) << ", depth " << spec.rr.depth;
+  } else {
+    out << ", " << util::format_size(spec.buffer) << " per call, recv mode " << spec::to_string(spec.recv_mode);
+    if (spec.send_mode != spec::SendMode::send) out << ", send mode " << spec::to_string(spec.send_mode);
+    if (spec.engine != spec::Engine::asio) out << ", engine " << spec::to_string(spec.engine);
+    if (!spec.marks_follow_rate) out << ", kernel's lowat marks";
+  }
+  if (spec.window)
+    out << ", window " << util::format_size(spec.window) << " (granted: send " << util::format_size(start.sndbuf_actual)
+        << ", receive " << util::format_size(start.rcvbuf_actual) << ")";
+  return out.str();
+}
+
+}  // namespace
+
 void TextReporter::start(const StartInfo& start) {
   start_ = start;
   // Decided per test: a server's own configuration does not know how many connections come.
-  per_stream_lines_ = options_.verbose || start.connections <= 4;
-  last_retransmits_.assign(start.connections, 0);
-  out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ")
-       << start.peer << ", " << start.connections
-       << (start.connections == 1 ? " connection" : " connections") << ", threads "
-       << start.client_threads << " client / " << start.server_threads << " server, ";
-  if (start.transfers)
-    out_ << start.transfers << " transfers of " << util::format_size(start.transfer_size) << " from the server on "
-         << (start.reuse ? "kept" : "fresh") << " connections";
-  else if (start.total_bytes)
-    out_ << util::format_bytes(start.total_bytes) << " in total" << (start.hash.empty() ? "" : " (a file, hashed)");
-  else if (start.messages)
-    out_ << start.messages << " messages per connection";
-  else if (start.duration_s > 0)
-    out_ << start.duration_s << " s";
-  else
-    out_ << "until the client stops";
-  if (start.omit_s > 0) out_ << " after " << start.omit_s << " s omitted";
-  // -R and --bidir send the other way; say which way this report looks.
-  if (start.local_is_sender != start.from_client) out_ << ", the server sending";
-  else if (start.bidir) out_ << ", the client sending";
-  if (start.bidir) out_ << " (one way of --bidir)";
-  if (start.rr)
-    out_ << ", request/response of " << util::format_size(start.msize) << ", depth " << start.depth;
-  else
-    out_ << ", " << util::format_size(start.buffer) << " per call, recv mode " << config::to_string(start.recv_mode)
-         << (start.send_mode != config::SendMode::send ? ", send mode " : "")
-         << (start.send_mode != config::SendMode::send ? config::to_string(start.send_mode) : "")
-         << (start.engine != config::Engine::asio ? ", engine " : "")
-         << (start.engine != config::Engine::asio ? config::to_string(start.engine) : "")
-         << (start.rate_lowat ? "" : ", kernel's lowat marks");
-  if (start.window)
-    out_ << ", window " << util::format_size(start.window) << " (granted: send "
-         << util::format_size(start.sndbuf_actual) << ", receive " << util::format_size(start.rcvbuf_actual) << ")";
-  out_ << "\n";
+  per_stream_lines_ = options_.verbose || start.connections() <= 4;
+  last_retransmits_.assign(start.connections(), 0);
+  out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ") << start.peer << ", "
+       << start.connections() << (start.connections() == 1 ? " connection" : " connections") << ", threads "
+       << start.client_threads << " client / " << start.server_threads << " server, " << test_text(start) << "\n";
   if (start.tuned()) out_ << tuning_line(start, options_.unit);
-  if (start.interval_s > 0)
+  if (start.spec.interval_s > 0)
     out_ << printf_line("[%5s] %-15s %12s %16s %10s %11s %6s %10s %9s\n", "ID", "interval", "bytes", "rate",
                         "calls", "bytes/call", "retr", "cwnd", "rtt");
   out_.flush();
 }
 
 void TextReporter::interval(const stats::IntervalRecord& record) {
-  if (start_.interval_s <= 0) return;
+  if (start_.spec.interval_s <= 0) return;
   std::string span = printf_line("%.2f-%.2f s", record.start_s, record.end_s);
   const char* omitted = record.omitted ? "  (omitted)" : "";
   std::uint64_t calls = 0;
@@ -156,110 +166,101 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
   out_.flush();
 }
 
+namespace {
+
+std::string stream_row(const std::string& id, const char* role, const stats::StreamFigures& figures, char unit) {
+  return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f%s\n", id.c_str(), role,
+                     static_cast<unsigned long long>(figures.bytes), figures.seconds(),
+                     util::format_rate(util::bits_per_second(figures.bytes, figures.seconds()), unit).c_str(),
+                     static_cast<unsigned long long>(figures.calls), figures.bytes_per_call(),
+                     figures.failed ? "  FAILED" : "");
+}
+
+std::string sum_row(const char* role, const stats::SideSummary& sum, char unit) {
+  return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f   %s\n", "SUM", role,
+                     static_cast<unsigned long long>(sum.bytes), sum.seconds,
+                     util::format_rate(sum.bits_per_second, unit).c_str(), static_cast<unsigned long long>(sum.calls),
+                     sum.calls ? static_cast<double>(sum.bytes) / static_cast<double>(sum.calls) : 0.0,
+                     util::format_bytes(sum.bytes).c_str());
+}
+
+std::string balance_line(const char* role, const std::vector<stats::StreamFigures>& streams, char unit) {
+  stats::Balance balance = stats::balance_of(stats::stream_rates(streams));
+  return std::string("balance ") + role + ": min " + util::format_rate(balance.min, unit) + ", max " +
+         util::format_rate(balance.max, unit) + ", stddev " + util::format_rate(balance.stddev, unit) +
+         printf_line(", Jain's fairness index %.4f\n", balance.jain);
+}
+
+// The sender's TCP_INFO over the test: where rtt, cwnd and retransmits mean something.
+std::string tcp_lines(const TestReport& report, bool per_stream) {
+  if (!report.sender.present || report.sender.intervals.empty()) return {};
+  std::string lines;
+  std::uint32_t retransmits = 0, max_cwnd = 0, min_rtt = 0, max_rtt = 0;
+  double rtt_sum = 0;
+  std::size_t with_info = 0;
+  for (std::size_t i = 0; i < report.start.connections(); ++i) {
+    stats::TcpSummary tcp = stats::tcp_summary(report.sender.intervals, i);
+    if (!tcp.valid) continue;
+    if (per_stream)
+      lines += printf_line("tcp [%3zu]: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s\n", i + 1,
+                           tcp.retransmits, tcp.min_rtt_us, tcp.mean_rtt_us, tcp.max_rtt_us,
+                           util::format_bytes(tcp.max_snd_cwnd).c_str());
+    retransmits += tcp.retransmits;
+    max_cwnd = std::max(max_cwnd, tcp.max_snd_cwnd);
+    min_rtt = with_info == 0 ? tcp.min_rtt_us : std::min(min_rtt, tcp.min_rtt_us);
+    max_rtt = std::max(max_rtt, tcp.max_rtt_us);
+    rtt_sum += tcp.mean_rtt_us;
+    ++with_info;
+  }
+  if (with_info)
+    lines += printf_line("tcp sender: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s, congestion %s\n",
+                         retransmits, min_rtt, rtt_sum / static_cast<double>(with_info), max_rtt,
+                         util::format_bytes(max_cwnd).c_str(),
+                         report.sender.congestion.empty() ? "?" : report.sender.congestion.c_str());
+  return lines;
+}
+
+// What the workloads and the checks add below the figures.
+std::string outcome_lines(const TestReport& report, char unit) {
+  std::string lines;
+  for (std::uint32_t stream : report.mismatched_streams)
+    lines += "connection " + std::to_string(stream + 1) + ": sender and receiver byte counts differ\n";
+  lines += zero_copy_text(report);
+  if (report.rr.present) lines += rr_text(report.rr);
+  if (report.transfers.present) lines += transfers_text(report.transfers, unit);
+  if (!report.digests.hash.empty()) lines += digests_text(report.digests);
+  if (report.tests_beside)
+    lines += "the server ran up to " + std::to_string(report.tests_beside) + " other test" +
+             (report.tests_beside > 1 ? "s" : "") + " beside this one\n";
+  if (report.incomplete) lines += "INCOMPLETE: " + report.ended_because + "; the figures cover the time run\n";
+  return lines;
+}
+
+}  // namespace
+
 void TextReporter::end(const TestReport& report) {
-  auto row = [&](const std::string& id, const char* role, const stats::StreamFigures& figures) {
-    return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f%s\n", id.c_str(), role,
-                       static_cast<unsigned long long>(figures.bytes), figures.seconds(),
-                       util::format_rate(util::bits_per_second(figures.bytes, figures.seconds()), options_.unit).c_str(),
-                       static_cast<unsigned long long>(figures.calls), figures.bytes_per_call(),
-                       figures.failed ? "  FAILED" : "");
-  };
-  auto sum_row = [&](const char* role, const stats::SideSummary& sum) {
-    return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f   %s\n", "SUM", role,
-                       static_cast<unsigned long long>(sum.bytes), sum.seconds,
-                       util::format_rate(sum.bits_per_second, options_.unit).c_str(),
-                       static_cast<unsigned long long>(sum.calls),
-                       sum.calls ? static_cast<double>(sum.bytes) / static_cast<double>(sum.calls) : 0.0,
-                       util::format_bytes(sum.bytes).c_str());
-  };
+  const char unit = options_.unit;
   std::vector<stats::StreamFigures> sent = summary_figures(report.sender);
   std::vector<stats::StreamFigures> received = summary_figures(report.receiver);
-
   out_ << "- - - - - - - - - - - - - - - - - - - - - - - - -\n";
   out_ << printf_line("[%5s] %-8s %15s %9s %16s %12s %12s\n", "ID", "role", "bytes", "seconds", "rate",
                       "calls", "bytes/call");
   if (per_stream_lines_) {
-    for (std::size_t i = 0; i < report.start.connections; ++i) {
+    for (std::size_t i = 0; i < report.start.connections(); ++i) {
       std::string id = std::to_string(i + 1);
-      if (i < sent.size()) out_ << row(id, "sender", sent[i]);
-      if (i < received.size()) out_ << row(id, "receiver", received[i]);
+      if (i < sent.size()) out_ << stream_row(id, "sender", sent[i], unit);
+      if (i < received.size()) out_ << stream_row(id, "receiver", received[i], unit);
     }
   }
   stats::SideSummary sent_sum = stats::summarize(sent);
-  stats::SideSummary received_sum = stats::summarize(received);
-  if (!sent.empty()) out_ << sum_row("sender", sent_sum);
-  if (!received.empty()) out_ << sum_row("receiver", received_sum);
-
-  if (report.start.connections > 1) {
-    auto balance_line = [&](const char* role, const std::vector<stats::StreamFigures>& streams) {
-      stats::Balance balance = stats::balance_of(stats::stream_rates(streams));
-      out_ << "balance " << role << ": min " << util::format_rate(balance.min, options_.unit) << ", max "
-           << util::format_rate(balance.max, options_.unit) << ", stddev "
-           << util::format_rate(balance.stddev, options_.unit)
-           << printf_line(", Jain's fairness index %.4f\n", balance.jain);
-    };
-    if (!sent.empty()) balance_line("sender  ", sent);
-    if (!received.empty()) balance_line("receiver", received);
+  if (!sent.empty()) out_ << sum_row("sender", sent_sum, unit);
+  if (!received.empty()) out_ << sum_row("receiver", stats::summarize(received), unit);
+  if (report.start.connections() > 1) {
+    if (!sent.empty()) out_ << balance_line("sender  ", sent, unit);
+    if (!received.empty()) out_ << balance_line("receiver", received, unit);
   }
-
-  const char* local_name = report.start.from_client ? "client" : "server";
-  const char* remote_name = report.start.from_client ? "server" : "client";
-  std::string local_who = std::string("local (") + local_name + ")";
-  std::string remote_who = std::string("remote (") + remote_name + ")";
-  // --bidir: each process's CPU served both directions, so it is spread over both's bytes.
-  std::uint64_t moved = sent_sum.bytes + report.other_direction_bytes;
-  if (report.other_direction_bytes) out_ << "cpu below: both directions, per GB moved both ways\n";
-  if (report.local().present) out_ << cpu_line(local_who.c_str(), report.local(), moved);
-  if (report.remote().present) out_ << cpu_line(remote_who.c_str(), report.remote(), moved);
-  if (options_.verbose) {
-    out_ << cores_text(local_who, report.local());
-    if (report.remote().present) out_ << cores_text(remote_who, report.remote());
-  }
-  // --iface-stats: the remote side's intervals arrive only now; -v shows them one by one.
-  const std::uint32_t flows = report.start.connections;
-  if (report.remote().present && options_.verbose)
-    for (const stats::IntervalRecord& record : report.remote().intervals)
-      if (!record.nics.empty())
-        out_ << remote_who << printf_line(" %.2f-%.2f s:\n", record.start_s, record.end_s)
-             << nic_interval_text(record, options_.unit);
-  if (report.local().present) out_ << nic_summary_text(local_who, report.local(), flows, options_.unit);
-  if (report.remote().present) out_ << nic_summary_text(remote_who, report.remote(), flows, options_.unit);
-
-  // TCP_INFO of the sending side: that is where rtt, cwnd and retransmits mean something.
-  if (report.sender.present && !report.sender.intervals.empty()) {
-    std::uint32_t retransmits = 0, max_cwnd = 0, min_rtt = 0, max_rtt = 0;
-    double rtt_sum = 0;
-    std::size_t with_info = 0;
-    for (std::size_t i = 0; i < report.start.connections; ++i) {
-      stats::TcpSummary tcp = stats::tcp_summary(report.sender.intervals, i);
-      if (!tcp.valid) continue;
-      if (per_stream_lines_)
-        out_ << printf_line("tcp [%3zu]: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s\n", i + 1,
-                            tcp.retransmits, tcp.min_rtt_us, tcp.mean_rtt_us, tcp.max_rtt_us,
-                            util::format_bytes(tcp.max_snd_cwnd).c_str());
-      retransmits += tcp.retransmits;
-      max_cwnd = std::max(max_cwnd, tcp.max_snd_cwnd);
-      min_rtt = with_info == 0 ? tcp.min_rtt_us : std::min(min_rtt, tcp.min_rtt_us);
-      max_rtt = std::max(max_rtt, tcp.max_rtt_us);
-      rtt_sum += tcp.mean_rtt_us;
-      ++with_info;
-    }
-    if (with_info)
-      out_ << printf_line("tcp sender: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s, congestion %s\n",
-                          retransmits, min_rtt, rtt_sum / static_cast<double>(with_info), max_rtt,
-                          util::format_bytes(max_cwnd).c_str(),
-                          report.sender.congestion.empty() ? "?" : report.sender.congestion.c_str());
-  }
-  for (std::uint32_t stream : report.mismatched_streams)
-    out_ << "connection " << stream + 1 << ": sender and receiver byte counts differ\n";
-  out_ << zero_copy_text(report);
-  if (report.rr.present) out_ << rr_text(report.rr);
-  if (report.transfers.present) out_ << transfers_text(report.transfers, options_.unit);
-  if (!report.digests.hash.empty()) out_ << digests_text(report.digests);
-  if (report.tests_beside)
-    out_ << "the server ran up to " << report.tests_beside << " other test" << (report.tests_beside > 1 ? "s" : "")
-         << " beside this one\n";
-  if (report.incomplete) out_ << "INCOMPLETE: " << report.ended_because << "; the figures cover the time run\n";
+  out_ << host_lines(report, sent_sum.bytes + report.other_direction_bytes);
+  out_ << tcp_lines(report, per_stream_lines_) << outcome_lines(report, unit);
   out_.flush();
   // --bidir: the reverse direction follows as a test of its own, its intervals replayed.
   if (report.bidir_reverse) {
@@ -269,6 +270,33 @@ void TextReporter::end(const TestReport& report) {
     for (const stats::IntervalRecord& record : reverse.local().intervals) interval(record);
     end(reverse);
   }
+}
+
+// Each side's CPU, and with -v its cores and the remote side's NIC intervals; the NIC totals.
+// `moved`: the bytes the CPU served (--bidir: both directions, as each process ran both).
+std::string TextReporter::host_lines(const TestReport& report, std::uint64_t moved) const {
+  const char* local_name = report.start.from_client ? "client" : "server";
+  const char* remote_name = report.start.from_client ? "server" : "client";
+  const std::string local_who = std::string("local (") + local_name + ")";
+  const std::string remote_who = std::string("remote (") + remote_name + ")";
+  std::string lines;
+  if (report.other_direction_bytes) lines += "cpu below: both directions, per GB moved both ways\n";
+  if (report.local().present) lines += cpu_line(local_who.c_str(), report.local(), moved);
+  if (report.remote().present) lines += cpu_line(remote_who.c_str(), report.remote(), moved);
+  if (options_.verbose) {
+    lines += cores_text(local_who, report.local());
+    if (report.remote().present) lines += cores_text(remote_who, report.remote());
+  }
+  // --iface-stats: the remote side's intervals arrive only now; -v shows them one by one.
+  const std::uint32_t flows = report.start.connections();
+  if (report.remote().present && options_.verbose)
+    for (const stats::IntervalRecord& record : report.remote().intervals)
+      if (!record.nics.empty())
+        lines += remote_who + printf_line(" %.2f-%.2f s:\n", record.start_s, record.end_s) +
+                 nic_interval_text(record, options_.unit);
+  if (report.local().present) lines += nic_summary_text(local_who, report.local(), flows, options_.unit);
+  if (report.remote().present) lines += nic_summary_text(remote_who, report.remote(), flows, options_.unit);
+  return lines;
 }
 
 }  // namespace testio::report

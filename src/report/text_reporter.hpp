@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "report/reporter.hpp"
@@ -18,6 +19,8 @@ class TextReporter final : public Reporter {
   void error(const std::string&) override {}  // already on stderr through the log
 
  private:
+  std::string host_lines(const TestReport& report, std::uint64_t moved) const;
+
   std::ostream& out_;
   ReporterOptions options_;
   StartInfo start_;

@@ -190,4 +190,10 @@ std::string format_size(std::uint64_t bytes) {
   return std::to_string(bytes) + " " + units[index];
 }
 
+std::string printable(std::string_view text, std::size_t max_length) {
+  std::string shown;
+  for (char c : text.substr(0, max_length)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return text.size() > max_length ? shown + "..." : shown;
+}
+
 }  // namespace testio::util

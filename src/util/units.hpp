@@ -46,4 +46,8 @@ std::string format_bytes(std::uint64_t bytes);
 // Binary, for buffer sizes the user typed in binary units: "2 MiB", "128 KiB", "1000 B".
 std::string format_size(std::uint64_t bytes);
 
+// Text from a peer fit for one log line: control and non-ASCII bytes become '?', and more than
+// `max_length` bytes end in "...".
+std::string printable(std::string_view text, std::size_t max_length = 64);
+
 }  // namespace testio::util

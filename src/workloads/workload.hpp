@@ -1,62 +1,93 @@
-// What a workload provides to the engine: one StreamTask per connection, run on a worker thread.
-// The engine owns threads, start and stop; a workload only moves bytes and counts them.
+// A workload is what a test does on its data connections: bulk streams, request/response,
+// transfers. Each is one unit (a folder here and a line in registry.cpp) that says which rules its
+// tests keep, how each side's streams are made, and what it adds to the report. The lifecycles
+// in session/ ask it and never branch on which one runs (docs/architecture.md).
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <functional>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
 
+#include <asio/ip/tcp.hpp>
+
+#include "config/config.hpp"
+#include "engines/stream_task.hpp"
+#include "engines/worker.hpp"
+#include "report/test_report.hpp"
+#include "spec/test_spec.hpp"
 #include "stats/counters.hpp"
+#include "util/mapped_file.hpp"
+#include "workloads/layout.hpp"
 
 namespace testio::workloads {
 
-using Clock = std::chrono::steady_clock;
-
-struct TestClock {
-  Clock::time_point start;
-  Clock::time_point deadline = Clock::time_point::max();  // max: a byte-count test, no deadline
-
-  stats::TestNanos since_start(Clock::time_point now) const noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
-  }
+// Where one stream runs and what it writes to, as the lifecycle hands it over.
+struct StreamPlace {
+  std::uint32_t index = 0;          // the connection (or transfer slot), 0 .. layout().total() - 1
+  engines::Worker& worker;          // the stream runs on this worker's thread
+  unsigned workers = 1;             // how many workers this side's streams share
+  stats::StreamCounters& counters;  // written by the stream, on its worker only
+  std::string* digest = nullptr;    // where a hashing stream leaves its hex digest
+  engines::StreamDone done;         // the stream calls it once, on its worker, when it has ended
+  // Client, for streams that open their own connections: where to, and what each says first.
+  asio::ip::tcp::endpoint server;
+  std::array<unsigned char, 24> preamble{};
 };
 
-// For a stream that runs a loop of blocking system calls on its worker thread (and so never sees a
-// posted end_window() or close()): the worker raises these flags as well, and the loop checks
-// them between calls, which a receive timeout keeps short.
-struct BlockingSignals {
-  std::atomic<bool> window_closed{false};
-  std::atomic<bool> aborted{false};
+// How a test's data connections come about.
+enum class Connections {
+  before_start,  // the client opens all of them and the server gathers them before the test starts
+  during_test,   // each stream opens its own while the test runs; the server routes each to its slot
 };
 
-// Called once, on the worker thread, when a stream has finished for good (cleanly or not).
-using StreamDone = std::function<void()>;
-
-// Marks a stream ended (cleanly or not) for whoever reads its counters, then tells the engine.
-inline void report_finished(stats::StreamCounters& counters, bool failed, const StreamDone& on_done) {
-  counters.failed.store(failed, std::memory_order_relaxed);
-  counters.finished.store(true, std::memory_order_release);
-  if (on_done) on_done();
-}
-
-class StreamTask {
+// One test's part of a workload on one side. Made for each test; owned by the lifecycle and used
+// on the control thread only (the streams it makes belong to their workers).
+class TestSide {
  public:
-  virtual ~StreamTask() = default;
-  // Starts moving data; called on the owning worker thread.
-  virtual void begin(const TestClock& clock) = 0;
-  // Ends the window now, as its deadline would (a sender half-closes; others ignore it).
-  virtual void end_window() noexcept {}
-  // Aborts: closes the socket so pending operations end; called on the owning worker thread.
-  virtual void close() noexcept = 0;
+  virtual ~TestSide() = default;
+  virtual DirectionLayout layout() const = 0;
+  virtual Connections connections() const { return Connections::before_start; }
+  // The stream of connection place.index: on `socket` (already on place.worker's io_context) for
+  // Connections::before_start, without one for during_test.
+  virtual std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place,
+                                                           std::optional<asio::ip::tcp::socket> socket) = 0;
+  // Server, during_test: a data connection naming `slot` arrived while the test runs; it belongs to
+  // `worker`'s io_context (the slot's stream's worker). Empty when taken, else why it was refused.
+  virtual std::string route(std::uint32_t slot, asio::ip::tcp::socket socket, engines::Worker& worker);
+  // This side's report beyond the streams' figures: at the start (what the streams really use),
+  // and once they have ended.
+  virtual void describe_start(report::StartInfo& start) const;
+  virtual void add_to_report(report::TestReport& report) const;
+  // Client: why a test whose streams all ended cleanly still failed its purpose (transfers that
+  // did not complete, digests that differ), in one sentence; empty when it did not.
+  virtual std::string failure(const report::TestReport& report) const;
+  // The frame type in which the client sends its figures once its streams are done.
+  virtual const char* done_message() const { return "sender_done"; }
 };
 
-// A loop that moves the data of several of a worker's streams at once (--engine uring): the worker
-// runs it as one blocking job on its thread, after every stream's begin(), until they all ended.
-// It sees end_window() and stop() through the worker's BlockingSignals.
-class StreamLoop {
- public:
-  virtual ~StreamLoop() = default;
-  virtual void run(const TestClock& clock, const BlockingSignals& signals) = 0;
+// What a server has for the tests it serves beyond their spec.
+struct ServerResources {
+  const util::MappedFile* served_file = nullptr;  // -F: what --transfers download (null: generated data)
 };
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // The rules this workload's tests keep beyond spec::check_common(); throws spec::SpecError.
+  virtual void check(const spec::TestSpec& spec, const spec::Limits& limits) const = 0;
+  // The client's part of a test, before anything connects. It may complete `spec` (-F: the byte
+  // count is the file's size). Throws std::runtime_error (one sentence) when it cannot run here.
+  virtual std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const = 0;
+  // The server's part of an accepted request; throws std::runtime_error (one sentence, sent to the
+  // client as the refusal) when this server cannot run it.
+  virtual std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources& resources) const = 0;
+};
+
+// For workloads that run closed loops of their own (rr, transfers): refuses every option that only
+// a bulk test's streams take (-R, --bidir, --engine, --send-mode, pacing, --no-lowat, -F). Throws
+// spec::SpecError.
+void check_no_bulk_options(const spec::TestSpec& spec);
 
 }  // namespace testio::workloads

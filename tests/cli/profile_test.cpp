@@ -14,10 +14,11 @@ class ProfileFile : public ::testing::Test {
  protected:
   void write(const std::string& text) { std::ofstream(path_) << text; }
   void TearDown() override { std::remove(path_.c_str()); }
-  std::vector<std::string> tokens(const std::string& given = "") {
-    return profile_tokens(path_, [](const std::string& key) { return key != "help"; },
-                          [&](const std::string& key) { return key == given; });
+  Profile read(const std::string& given = "") {
+    return read_profile(path_, [](const std::string& key) { return key != "help"; },
+                        [&](const std::string& key) { return key == given; });
   }
+  std::vector<std::string> tokens(const std::string& given = "") { return read(given).tokens; }
   std::string path_ = ::testing::TempDir() + "testio-profile-test.json";
 };
 
@@ -51,6 +52,34 @@ TEST_F(ProfileFile, ErrorsNameTheKeyOrTheFile) {
   EXPECT_NE(message("{").find("not a JSON object"), std::string::npos);
   std::remove(path_.c_str());
   EXPECT_THROW(tokens(), util::UsageError);
+}
+
+// A profile may carry a test spec in the spec's own JSON mapping, beside option names.
+TEST_F(ProfileFile, ASpecIsTheTestTheCommandLineChanges) {
+  write(R"({"spec": {"connections": 12, "engine": "threads"}, "verbose": true})");
+  Profile profile = read();
+  ASSERT_TRUE(profile.spec);
+  EXPECT_EQ(profile.spec->connections, 12u);
+  EXPECT_EQ(profile.spec->engine, spec::Engine::threads);
+  EXPECT_EQ(profile.spec->buffer, spec::kDefaultBuffer);
+  EXPECT_FALSE(profile.names_buffer);
+  EXPECT_EQ(profile.tokens, (std::vector<std::string>{"--verbose"}));
+  write(R"({"spec": {"connections": "many"}})");
+  EXPECT_THROW(read(), util::UsageError);
+}
+
+// A JSON report is a profile of the test it ran: its start.testio.spec, and nothing else.
+TEST_F(ProfileFile, AReportRunsItsTestAgain) {
+  write(R"({"start": {"testio": {"spec": {"connections": 3, "buffer": 4096, "workload": "rr"}}},
+            "intervals": [], "end": {}})");
+  Profile profile = read();
+  ASSERT_TRUE(profile.spec);
+  EXPECT_EQ(profile.spec->connections, 3u);
+  EXPECT_TRUE(profile.spec->is("rr"));
+  EXPECT_TRUE(profile.names_buffer);
+  EXPECT_TRUE(profile.tokens.empty());
+  write(R"({"start": {}, "end": {}})");
+  EXPECT_THROW(read(), util::UsageError);
 }
 
 }  // namespace

@@ -29,29 +29,29 @@ TEST(Options, ClientDefaults) {
   config::Config config = parse({"-c", "host"}).config;
   EXPECT_EQ(config.role, config::Role::client);
   EXPECT_EQ(config.host, "host");
-  EXPECT_EQ(config.connections, 1u);
-  EXPECT_EQ(config.duration_s, 10.0);
-  EXPECT_EQ(config.buffer, 2u << 20);
+  EXPECT_EQ(config.spec.connections, 1u);
+  EXPECT_EQ(config.spec.duration_s, 10.0);
+  EXPECT_EQ(config.spec.buffer, 2u << 20);
   EXPECT_EQ(config.port, 5201);
-  EXPECT_EQ(config.recv_mode, config::RecvMode::recv_into);
+  EXPECT_EQ(config.spec.recv_mode, spec::RecvMode::recv_into);
 }
 
 TEST(Options, PositionalAndParallelConnectionCounts) {
-  EXPECT_EQ(parse({"-c", "host", "32"}).config.connections, 32u);
-  EXPECT_EQ(parse({"-c", "host", "-P", "8"}).config.connections, 8u);
-  EXPECT_EQ(parse({"-c", "host", "8", "-P", "8"}).config.connections, 8u);
+  EXPECT_EQ(parse({"-c", "host", "32"}).config.spec.connections, 32u);
+  EXPECT_EQ(parse({"-c", "host", "-P", "8"}).config.spec.connections, 8u);
+  EXPECT_EQ(parse({"-c", "host", "8", "-P", "8"}).config.spec.connections, 8u);
   EXPECT_NE(usage_error({"-c", "host", "8", "-P", "4"}), "");
 }
 
 TEST(Options, SizesTimesAndModes) {
   config::Config config =
       parse({"-c", "h", "-l", "512K", "-w", "4M", "-t", "2.5", "-T", "3", "--recv-mode", "trunc"}).config;
-  EXPECT_EQ(config.buffer, 512u * 1024);
-  EXPECT_EQ(config.window, 4u << 20);
-  EXPECT_EQ(config.duration_s, 2.5);
-  EXPECT_EQ(config.threads, 3u);
-  EXPECT_EQ(config.recv_mode, config::RecvMode::trunc);
-  EXPECT_EQ(parse({"-c", "h", "-n", "1G"}).config.total_bytes, 1ull << 30);
+  EXPECT_EQ(config.spec.buffer, 512u * 1024);
+  EXPECT_EQ(config.spec.window, 4u << 20);
+  EXPECT_EQ(config.spec.duration_s, 2.5);
+  EXPECT_EQ(config.spec.threads, 3u);
+  EXPECT_EQ(config.spec.recv_mode, spec::RecvMode::trunc);
+  EXPECT_EQ(parse({"-c", "h", "-n", "1G"}).config.spec.total_bytes, 1ull << 30);
 }
 
 TEST(Options, ServerOptions) {
@@ -74,14 +74,14 @@ TEST(Options, HelpAndVersion) {
 TEST(Options, TransfersAndFileSends) {
   config::Config config =
       parse({"-c", "h", "100", "--transfers", "1000", "--size", "6M", "--reuse", "--save", "d", "--force"}).config;
-  EXPECT_EQ(config.connections, 100u);
-  EXPECT_EQ(config.transfers, 1000u);
-  EXPECT_EQ(config.transfer_size, 6u << 20);
-  EXPECT_TRUE(config.reuse && config.force);
+  EXPECT_EQ(config.spec.connections, 100u);
+  EXPECT_EQ(config.spec.transfers.count, 1000u);
+  EXPECT_EQ(config.spec.transfers.size, 6u << 20);
+  EXPECT_TRUE(config.spec.transfers.reuse && config.force);
   EXPECT_EQ(config.save_dir, "d");
   config = parse({"-c", "h", "4", "-F", "file", "--hash", "sha256"}).config;
   EXPECT_EQ(config.file, "file");
-  EXPECT_EQ(config.hash, util::HashKind::sha256);
+  EXPECT_EQ(config.spec.hash, util::HashKind::sha256);
   EXPECT_EQ(parse({"-s", "-F", "file"}).config.file, "file");
 }
 
@@ -149,11 +149,11 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
 
 TEST(Options, IfaceStatsTakesAListOrTheRoutesInterface) {
   config::Config config = parse({"-c", "host", "--iface-stats"}).config;
-  EXPECT_TRUE(config.iface_stats);
-  EXPECT_TRUE(config.iface_names.empty());
+  ASSERT_TRUE(config.spec.iface_stats);
+  EXPECT_TRUE(config.spec.iface_stats->empty());
   config = parse({"-c", "host", "--iface-stats=lo,lo"}).config;
-  EXPECT_EQ(config.iface_names, (std::vector<std::string>{"lo", "lo"}));
-  EXPECT_FALSE(parse({"-c", "host"}).config.iface_stats);
+  EXPECT_EQ(config.spec.iface_stats, (std::vector<std::string>{"lo", "lo"}));
+  EXPECT_FALSE(parse({"-c", "host"}).config.spec.iface_stats);
 }
 
 TEST(Validate, IfaceStatsNamesInterfacesThatExist) {
@@ -164,7 +164,7 @@ TEST(Validate, IfaceStatsNamesInterfacesThatExist) {
   EXPECT_NE(usage_error({"-s", "--iface-stats"}).find("client option"), std::string::npos);
   EXPECT_EQ(usage_error({"-c", "host", "--iface-stats", "eth0"}),
             "--iface-stats takes its interfaces after '=': --iface-stats=eth0");
-  EXPECT_EQ(parse({"-c", "host", "--iface-stats", "4"}).config.connections, 4u);
+  EXPECT_EQ(parse({"-c", "host", "--iface-stats", "4"}).config.spec.connections, 4u);
   EXPECT_NE(usage_error({"-c", "host", "--raw", "--iface-stats"}).find("not --raw"), std::string::npos);
 }
 

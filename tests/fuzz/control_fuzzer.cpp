@@ -12,7 +12,7 @@
 
 namespace {
 
-void parse_every_way(const nlohmann::json& message, const testio::config::Limits& limits) {
+void parse_every_way(const nlohmann::json& message, const testio::spec::Limits& limits) {
   using namespace testio::control;
   auto guarded = [](auto&& parse) {
     try {
@@ -21,7 +21,14 @@ void parse_every_way(const nlohmann::json& message, const testio::config::Limits
     } catch (const PeerError&) {
     }
   };
-  guarded([&] { parse_test_request(message, limits); });
+  guarded([&] {
+    // The request's frame, then the rules every workload shares, as a server applies them.
+    TestRequest request = parse_test_request(message);
+    try {
+      testio::spec::check_common(request.spec, limits);
+    } catch (const testio::spec::SpecError&) {
+    }
+  });
   guarded([&] { parse_test_accepted(message, limits); });
   guarded([&] { parse_server_hello(message); });
   guarded([&] { parse_start(message); });
@@ -34,7 +41,7 @@ void parse_every_way(const nlohmann::json& message, const testio::config::Limits
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace testio::control;
-  static const testio::config::Limits limits;
+  static const testio::spec::Limits limits;
   if (size >= kPreambleBytes) {
     PreambleBytes bytes;
     std::memcpy(bytes.data(), data, kPreambleBytes);

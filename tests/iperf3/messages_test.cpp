@@ -9,7 +9,7 @@
 namespace testio::iperf3 {
 namespace {
 
-config::Limits limits() { return {}; }
+spec::Limits limits() { return {}; }
 
 TEST(Iperf3Params, ATypicalClientRequestParses) {
   Params params = parse_params(

@@ -9,7 +9,9 @@ namespace {
 report::StartInfo four_connections() {
   report::StartInfo start;
   for (std::uint16_t port = 1; port <= 4; ++port) start.connected.push_back({"127.0.0.1", port, "127.0.0.1", 5201});
-  start.connections = 4;
+  // A bidirectional test of two streams each way: four connections, two per direction.
+  start.spec.connections = 2;
+  start.spec.direction = spec::Direction::bidir;
   return start;
 }
 
@@ -36,7 +38,7 @@ TEST(Iperf3Reports, TheReverseHalfOfABidirTestKeepsItsOwnConnections) {
   EXPECT_FALSE(report.start.local_is_sender);
   ASSERT_EQ(report.start.connected.size(), 2u);
   EXPECT_EQ(report.start.connected[0].local_port, 3);
-  EXPECT_EQ(report.start.connections, 2u);
+  EXPECT_EQ(report.start.connections(), 2u);
   ASSERT_EQ(report.sender.totals.size(), 2u);
   EXPECT_EQ(report.sender.totals[0].bytes, 300u);  // connection 2 is iperf3 stream 4
   EXPECT_EQ(report.sender.totals[1].bytes, 400u);

@@ -114,8 +114,12 @@ def hostile_control_messages_get_an_error_and_the_server_keeps_serving():
             (frame({"type": "test_request", "connections": -4, "duration_s": 1}), "connections"),
             (frame({"type": "test_request", "connections": 1, "duration_s": 1e30, "total_bytes": 0, "threads": 0,
                     "client_threads": 1, "buffer": 1, "window": 0, "recv_mode": "recv", "interval_s": 1,
-                    "omit_s": 0, "client_version": "x", "auth": ""}), "duration_s"),
-            (frame({"type": "test_request", "connections": 100000}), "connections"),
+                    "omit_s": 0, "workload": "stream", "msize": 0, "depth": 1, "client_version": "x", "auth": ""}),
+             "-t 1e+30 is above the cap"),
+            (frame({"type": "test_request", "connections": 1, "duration_s": 1, "total_bytes": 0, "threads": 0,
+                    "client_threads": 1, "buffer": 1, "window": 0, "recv_mode": "recv", "interval_s": 1,
+                    "omit_s": 0, "client_version": "x", "auth": ""}), "workload"),
+            (frame({**raw_request(1, 1.0), "connections": 100000}), "connection count 100000 is above the cap"),
             (frame({"type": "results"}), "test_request"),
         ]
         for payload, mentions in cases:
@@ -155,11 +159,12 @@ def wrong_streams_and_a_reset_stream_are_handled():
         beyond.sendall(preamble(kind=b"D", test_id=test_id, stream=7))
         read_until_closed(beyond)
         streams = [connect(server.port) for _ in range(2)]
-        for index, stream in enumerate(streams):
-            stream.sendall(preamble(kind=b"D", test_id=test_id, stream=index))
+        streams[0].sendall(preamble(kind=b"D", test_id=test_id, stream=0))
+        # While the test still gathers (stream 1 has not come), so the server cannot have started.
         twice = connect(server.port)
         twice.sendall(preamble(kind=b"D", test_id=test_id, stream=0))
         read_until_closed(twice)
+        streams[1].sendall(preamble(kind=b"D", test_id=test_id, stream=1))
         check(read_frame(control)["type"] == "start", "no start")
         streams[0].sendall(b"x" * 1000)
         streams[0].shutdown(socket.SHUT_WR)

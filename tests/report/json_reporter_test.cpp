@@ -21,8 +21,8 @@ stats::IntervalRecord record(double start, double end, bool omitted, std::vector
 
 TestReport two_stream_report() {
   TestReport report;
-  report.start.connections = 2;
-  report.start.interval_s = 1;
+  report.start.spec.connections = 2;
+  report.start.spec.interval_s = 1;
   report.start.connecting_host = "localhost";
   report.sender.present = report.receiver.present = true;
   report.sender.totals = {{1500, 3, 0, 2, false}, {500, 1, 0, 2, false}};
@@ -109,7 +109,7 @@ TEST(TextReporter, ShowsOmittedIntervalsAndForcedUnits) {
 
 TEST(TextReporter, ManyConnectionsGetSumsOnlyUnlessVerbose) {
   TestReport report = two_stream_report();
-  report.start.connections = 8;
+  report.start.spec.connections = 8;
   stats::IntervalRecord interval = record(0, 1, false, {1, 2, 3, 4, 5, 6, 7, 8});
   for (bool verbose : {false, true}) {
     std::ostringstream out;
@@ -151,7 +151,7 @@ TEST(HostReport, UnevenNicsWarnOnlyWithManyFlows) {
 
 TEST(HostReport, TextAndJsonShowNicsAndCores) {
   TestReport report = two_stream_report();
-  report.start.connections = 8;
+  report.start.spec.connections = 8;
   report.sender.totals.resize(8);
   report.receiver.totals.resize(8);
   report.sender.intervals = {nic_record(0, 1, false, 0, 0)};
@@ -181,7 +181,7 @@ TEST(HostReport, TextAndJsonShowNicsAndCores) {
 
 TEST(ReceiveZeroCopy, ShareShowsOnTheReceiverInJsonAndText) {
   TestReport report = two_stream_report();
-  report.start.recv_mode = config::RecvMode::mmap;
+  report.start.spec.recv_mode = spec::RecvMode::mmap;
   report.receiver.totals[0].recv_zerocopy_bytes = 1000;
   report.receiver.totals[0].recv_copied_bytes = 500;
   report.receiver.totals[1].recv_copied_bytes = 500;
@@ -199,7 +199,7 @@ TEST(ReceiveZeroCopy, ShareShowsOnTheReceiverInJsonAndText) {
   EXPECT_NE(out.str().find("mmap: 50.0% of "), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find("on loopback"), std::string::npos) << out.str();  // only for a share near 0
 
-  report.start.recv_mode = config::RecvMode::splice;
+  report.start.spec.recv_mode = spec::RecvMode::splice;
   report.receiver.totals[0].recv_zerocopy_bytes = 0;
   report.receiver.totals[0].recv_copied_bytes = 1500;
   std::ostringstream fell_back;

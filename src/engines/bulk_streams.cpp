@@ -1,0 +1,61 @@
+#include "engines/bulk_streams.hpp"
+
+#include "engines/asio_bulk.hpp"
+#include "engines/threads_bulk.hpp"
+#include "engines/uring_bulk.hpp"
+
+namespace testio::engines {
+namespace {
+
+// The worker's io_uring loop, made with its first uring stream (only this engine sets a loop).
+UringLoop& uring_loop_of(Worker& worker) {
+  if (!worker.loop()) worker.set_loop(std::make_unique<UringLoop>());
+  return static_cast<UringLoop&>(*worker.loop());
+}
+
+SenderParts sender_parts(stats::StreamCounters& counters, SenderSpec& spec, StreamDone done) {
+  SendCursor cursor(spec.payload_size, spec.chunk, spec.quota);
+  return SenderParts{&counters,   spec.payload, cursor,     std::move(done), std::move(spec.digest),
+                     spec.pacing, spec.source,
+                     RateFollowingMark(RateFollowingMark::Kind::send_backlog, 0, spec.follow_rate)};
+}
+
+ReceiverParts receiver_parts(stats::StreamCounters& counters, ReceiverSpec& spec, StreamDone done) {
+  return ReceiverParts(counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest), spec.follow_rate);
+}
+
+}  // namespace
+
+std::unique_ptr<StreamTask> make_sender(Worker& worker, spec::Engine engine, asio::ip::tcp::socket socket,
+                                        stats::StreamCounters& counters, SenderSpec spec, StreamDone done) {
+  SenderParts parts = sender_parts(counters, spec, std::move(done));
+  switch (engine) {
+    case spec::Engine::threads:
+      return std::make_unique<BlockingSender>(std::move(socket), std::move(parts), worker.signals());
+    case spec::Engine::uring:
+      return std::make_unique<UringSender>(std::move(socket), std::move(parts), uring_loop_of(worker));
+    case spec::Engine::asio:
+      break;
+  }
+  return std::make_unique<TcpSender>(std::move(socket), std::move(parts));
+}
+
+std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, asio::ip::tcp::socket socket,
+                                          stats::StreamCounters& counters, ReceiverSpec spec, StreamDone done) {
+  ReceiverParts parts = receiver_parts(counters, spec, std::move(done));
+  switch (engine) {
+    case spec::Engine::threads:
+      return std::make_unique<BlockingReceiver>(std::move(socket), std::move(parts), worker.signals());
+    case spec::Engine::uring:
+      return std::make_unique<UringReceiver>(std::move(socket), std::move(parts), uring_loop_of(worker));
+    case spec::Engine::asio:
+      break;
+  }
+  return std::make_unique<TcpReceiver>(std::move(socket), std::move(parts));
+}
+
+std::string unusable_reason(spec::Engine engine, bool zerocopy_sends) {
+  return engine == spec::Engine::uring ? uring_unusable_reason(zerocopy_sends) : std::string();
+}
+
+}  // namespace testio::engines

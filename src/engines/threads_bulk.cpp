@@ -1,0 +1,116 @@
+#include "engines/threads_bulk.hpp"
+
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <thread>
+
+#include "engines/blocking_socket.hpp"
+#include "engines/zerocopy_completions.hpp"
+
+namespace testio::engines {
+
+BlockingSender::BlockingSender(asio::ip::tcp::socket socket, SenderParts parts, const BlockingSignals& signals)
+    : socket_(std::move(socket)), parts_(std::move(parts)), signals_(signals) {}
+
+ssize_t BlockingSender::send_next(int fd, std::size_t size) noexcept {
+  switch (parts_.source.mode) {
+    case spec::SendMode::send:
+      return ::send(fd, parts_.next_data(), size, MSG_NOSIGNAL);
+    case spec::SendMode::zerocopy: {
+      ssize_t sent = ::send(fd, parts_.next_data(), size, MSG_NOSIGNAL | MSG_ZEROCOPY);
+      const int send_errno = errno;
+      drain_zerocopy_completions(fd, *parts_.counters);
+      errno = send_errno;
+      return sent;
+    }
+    case spec::SendMode::sendfile: {
+      off_t position = static_cast<off_t>(parts_.source.file_offset + parts_.cursor.offset());
+      ssize_t sent = ::sendfile(fd, parts_.source.file_fd, &position, size);
+      if (sent == 0) errno = EIO;  // the file is shorter than its part: nothing more to send
+      return sent == 0 ? -1 : sent;
+    }
+  }
+  return -1;
+}
+
+bool BlockingSender::wait_for_pace(const TestClock& clock) const {
+  // Sleeps in slices, so the window's end and an abort are seen within one.
+  const Clock::time_point due = parts_.pacing.due(clock.start, parts_.cursor.sent());
+  for (Clock::time_point now = Clock::now(); now < due; now = Clock::now()) {
+    if (signals_.window_closed.load(std::memory_order_relaxed) || signals_.aborted.load(std::memory_order_relaxed) ||
+        now >= clock.deadline)
+      return false;
+    std::this_thread::sleep_until(std::min({due, now + kBlockingCallLimit, clock.deadline}));
+  }
+  return true;
+}
+
+void BlockingSender::begin(const TestClock& clock) {
+  const int fd = socket_.native_handle();
+  make_blocking(fd);
+  bool near_deadline = false;
+  bool failed = false;
+  for (;;) {
+    if (signals_.aborted.load(std::memory_order_relaxed)) {
+      failed = true;
+      break;
+    }
+    if (signals_.window_closed.load(std::memory_order_relaxed)) break;
+    const Clock::time_point now = Clock::now();
+    if (now >= clock.deadline) break;
+    if (!near_deadline && clock.deadline - now < kBlockingCallLimit) {
+      // A blocked call returns what it sent when its timeout expires: end it at the deadline.
+      near_deadline = true;
+      set_send_limit(fd, std::chrono::duration_cast<std::chrono::microseconds>(clock.deadline - now));
+    }
+    if (parts_.pacing.rate_bps > 0 && !wait_for_pace(clock)) continue;  // the checks above end the loop
+    const ssize_t sent = send_next(fd, parts_.cursor.next_size());
+    if (sent < 0) {
+      // ENOBUFS (zerocopy): too many notifications unread; they were read just now.
+      if (timed_out(sent) || (parts_.source.mode == spec::SendMode::zerocopy && errno == ENOBUFS)) continue;
+      failed = true;
+      break;
+    }
+    parts_.took(fd, static_cast<std::size_t>(sent), clock.since_start(Clock::now()));
+    if (parts_.cursor.quota_sent()) break;
+  }
+  parts_.finish(fd, failed);
+}
+
+void BlockingSender::close() noexcept {
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+BlockingReceiver::BlockingReceiver(asio::ip::tcp::socket socket, ReceiverParts parts, const BlockingSignals& signals)
+    : socket_(std::move(socket)), parts_(std::move(parts)), signals_(signals) {}
+
+void BlockingReceiver::begin(const TestClock& clock) {
+  const int fd = socket_.native_handle();
+  make_blocking(fd);
+  bool failed = false;
+  for (;;) {
+    if (signals_.aborted.load(std::memory_order_relaxed)) {
+      failed = true;
+      break;
+    }
+    const ssize_t received = ::recv(fd, parts_.next_buffer(), parts_.buffer_size(), parts_.flags());
+    if (received < 0 && timed_out(received)) continue;
+    if (received <= 0) {
+      failed = received < 0;  // 0: EOF, the sender half-closed after its last byte
+      break;
+    }
+    parts_.took(fd, static_cast<std::size_t>(received), clock.since_start(Clock::now()));
+  }
+  parts_.finish(failed);
+}
+
+void BlockingReceiver::close() noexcept {
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+}  // namespace testio::engines

@@ -1,0 +1,133 @@
+#include "engines/uring_loop.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "engines/blocking_socket.hpp"
+
+namespace testio::engines {
+namespace {
+
+// Room for every stream's operation and a cancel beside it; a fuller queue is submitted early.
+constexpr unsigned kRingEntries = 256;
+// After an abort, how long the loop waits for cancelled operations before it leaves the rest to
+// the ring's teardown.
+constexpr auto kAbortDrainLimit = std::chrono::seconds(2);
+
+std::string setup_failure(int error) {
+  return "io_uring cannot be set up on this host (" + std::string(std::strerror(error)) +
+         "; kernel.io_uring_disabled or a seccomp filter may forbid it): use --engine asio or threads";
+}
+
+}  // namespace
+
+UringLoop::UringLoop() {
+  if (int result = io_uring_queue_init(kRingEntries, &ring_, 0); result < 0)
+    throw std::runtime_error(setup_failure(-result));
+}
+
+UringLoop::~UringLoop() { io_uring_queue_exit(&ring_); }
+
+io_uring_sqe& UringLoop::next_entry() {
+  io_uring_sqe* entry = io_uring_get_sqe(&ring_);
+  while (!entry) {  // the submission queue is full: hand it to the kernel and take a fresh entry
+    io_uring_submit(&ring_);
+    entry = io_uring_get_sqe(&ring_);
+  }
+  return *entry;
+}
+
+io_uring_sqe& UringLoop::queue(UringStream& stream) {
+  io_uring_sqe& entry = next_entry();
+  io_uring_sqe_set_data(&entry, &stream);
+  ++in_flight_;
+  return entry;
+}
+
+void UringLoop::cancel(UringStream& stream) {
+  io_uring_sqe& entry = next_entry();
+  io_uring_prep_cancel(&entry, &stream, 0);
+  io_uring_sqe_set_data(&entry, nullptr);  // its own completion goes to no stream
+  ++in_flight_;
+}
+
+void UringLoop::pause(UringStream& stream, Clock::time_point until) noexcept {
+  stream.paused_until_ = until;
+  ++paused_;
+}
+
+Clock::time_point UringLoop::resume_due(Clock::time_point now, Clock::time_point wake) {
+  if (paused_ == 0) return wake;
+  for (UringStream* stream : streams_) {
+    const Clock::time_point until = stream->paused_until_;
+    if (until == Clock::time_point::max()) continue;
+    if (until > now) {
+      wake = std::min(wake, until);
+      continue;
+    }
+    stream->paused_until_ = Clock::time_point::max();
+    --paused_;
+    stream->resume();
+  }
+  return wake;
+}
+
+void UringLoop::complete_some(Clock::duration limit) {
+  const auto nanos = std::max<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(limit).count(), 0);
+  __kernel_timespec timeout{nanos / 1'000'000'000, nanos % 1'000'000'000};
+  io_uring_cqe* first = nullptr;
+  // Submits what the streams queued and waits in one system call.
+  io_uring_submit_and_wait_timeout(&ring_, &first, 1, &timeout, nullptr);
+  unsigned head = 0;
+  unsigned seen = 0;
+  io_uring_cqe* completion = nullptr;
+  io_uring_for_each_cqe(&ring_, head, completion) {
+    ++seen;
+    if (!(completion->flags & IORING_CQE_F_MORE)) --in_flight_;
+    if (auto* stream = static_cast<UringStream*>(io_uring_cqe_get_data(completion))) stream->complete(*completion);
+  }
+  io_uring_cq_advance(&ring_, seen);
+}
+
+void UringLoop::run(const TestClock& clock, const BlockingSignals& signals) {
+  active_ = streams_.size();
+  for (UringStream* stream : streams_) stream->start(clock);
+  bool window_over = false;
+  bool aborting = false;
+  Clock::time_point abort_limit = Clock::time_point::max();
+  while (active_ > 0 || in_flight_ > 0) {
+    const Clock::time_point now = Clock::now();
+    if (!aborting && signals.aborted.load(std::memory_order_relaxed)) {
+      aborting = true;
+      abort_limit = now + kAbortDrainLimit;
+      for (UringStream* stream : streams_) stream->abort();
+    }
+    if (now >= abort_limit) break;  // closing the ring cancels whatever is left
+    if (!window_over && (signals.window_closed.load(std::memory_order_relaxed) || now >= clock.deadline)) {
+      window_over = true;
+      for (UringStream* stream : streams_) stream->window_ended();
+    }
+    Clock::time_point wake = now + kBlockingCallLimit;
+    if (!window_over) wake = std::min(wake, clock.deadline);
+    wake = resume_due(now, wake);
+    complete_some(wake - Clock::now());
+  }
+}
+
+std::string uring_unusable_reason(bool zerocopy) {
+  io_uring ring;
+  if (int result = io_uring_queue_init(2, &ring, 0); result < 0) return setup_failure(-result);
+  std::string reason;
+  if (zerocopy) {
+    io_uring_probe* probe = io_uring_get_probe_ring(&ring);
+    if (!probe || !io_uring_opcode_supported(probe, IORING_OP_SEND_ZC))
+      reason = "this kernel's io_uring has no zero-copy send (IORING_OP_SEND_ZC, Linux 6.0): use --send-mode send "
+               "or --engine asio or threads";
+    if (probe) io_uring_free_probe(probe);
+  }
+  io_uring_queue_exit(&ring);
+  return reason;
+}
+
+}  // namespace testio::engines

@@ -1,0 +1,82 @@
+// --engine uring: one io_uring per worker, shared by that worker's streams. The worker runs the
+// loop as one blocking job after every stream's begin(): it submits each stream's next operation,
+// waits for completions (at most 100 ms at a time, so it sees the worker's BlockingSignals, the
+// window's deadline and pacing times), and hands each completion to its stream, until every
+// stream has ended and nothing is left in flight. Owner: the Worker; used on its thread only.
+#pragma once
+
+// The kernel's uapi header first when it is newer than liburing's copy: it names
+// IORING_SEND_ZC_REPORT_USAGE (Linux 6.2), which says whether a zero-copy send was copied.
+#include <linux/io_uring.h>
+#include <liburing.h>
+
+#include <string>
+#include <vector>
+
+#include "engines/stream_task.hpp"
+
+namespace testio::engines {
+
+class UringLoop;
+
+// A stream the loop drives. It keeps at most one data operation queued at a time (two sends on
+// one TCP socket could complete out of order), and learns of its completions through complete().
+class UringStream {
+ public:
+  virtual ~UringStream() = default;
+  // Queues the first operation (the test has started).
+  virtual void start(const TestClock& clock) = 0;
+  virtual void complete(const io_uring_cqe& completion) = 0;
+  // The window ended: a sender stops and half-closes; a receiver reads on to EOF.
+  virtual void window_ended() {}
+  // The worker is aborting: cancel what is queued and end as failed.
+  virtual void abort() = 0;
+  // A paced sender's pause (UringLoop::pause) is over.
+  virtual void resume() {}
+
+ private:
+  friend class UringLoop;
+  Clock::time_point paused_until_ = Clock::time_point::max();
+};
+
+class UringLoop final : public StreamLoop {
+ public:
+  // Throws std::runtime_error (one sentence) when this host cannot set up an io_uring.
+  UringLoop();
+  ~UringLoop() override;
+  UringLoop(const UringLoop&) = delete;
+  UringLoop& operator=(const UringLoop&) = delete;
+
+  // Before run(); `stream` outlives the loop's run.
+  void add(UringStream& stream) { streams_.push_back(&stream); }
+  void run(const TestClock& clock, const BlockingSignals& signals) override;
+
+  // For streams: an entry to prepare, tagged as `stream`'s; it counts as in flight until its last
+  // completion (a zero-copy send's notification, when its first completion says one follows).
+  io_uring_sqe& queue(UringStream& stream);
+  // Asks the kernel to cancel `stream`'s queued operation; that operation still completes.
+  void cancel(UringStream& stream);
+  // Calls stream.resume() at `until` (pacing).
+  void pause(UringStream& stream, Clock::time_point until) noexcept;
+  // Each stream calls this once, when it has ended.
+  void stream_ended() noexcept { --active_; }
+
+ private:
+  io_uring_sqe& next_entry();
+  // Waits up to `limit` for completions and dispatches them.
+  void complete_some(Clock::duration limit);
+  // Resumes the streams whose pause is over; the earliest pause still running (or `wake`).
+  Clock::time_point resume_due(Clock::time_point now, Clock::time_point wake);
+
+  io_uring ring_;
+  std::vector<UringStream*> streams_;
+  std::size_t active_ = 0;     // streams not yet ended
+  std::size_t in_flight_ = 0;  // operations whose last completion has not come
+  std::size_t paused_ = 0;     // streams waiting for resume()
+};
+
+// Empty when io_uring can run a test here (with zero-copy sends when `zerocopy`); otherwise why
+// not, in one sentence. The client asks before it connects, the server before it accepts a test.
+std::string uring_unusable_reason(bool zerocopy);
+
+}  // namespace testio::engines

@@ -1,0 +1,60 @@
+// One worker thread with its own io_context(1) and the streams it owns. Owner: streams are added
+// by the lifecycle before start(); from then on only the worker thread touches them, and other
+// threads reach the worker only through post().
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+
+#include "engines/stream_task.hpp"
+
+namespace testio::engines {
+
+class Worker {
+ public:
+  // `cpu` < 0: unpinned; otherwise start() pins the thread there (-A).
+  explicit Worker(unsigned index, int cpu = -1);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  asio::io_context& context() noexcept { return context_; }
+  const BlockingSignals& signals() const noexcept { return signals_; }
+  unsigned index() const noexcept { return index_; }
+
+  void add_stream(std::unique_ptr<StreamTask> stream);
+  // --engine uring: the loop this worker's streams share, made by the factory along with the
+  // worker's first such stream; null until then. It runs after every stream's begin().
+  StreamLoop* loop() const noexcept { return loop_.get(); }
+  void set_loop(std::unique_ptr<StreamLoop> loop) { loop_ = std::move(loop); }
+  // Starts the thread; throws std::runtime_error when it cannot be pinned to its CPU.
+  void start();
+  // Calls begin() on every stream, on the worker thread.
+  void begin_streams(TestClock clock);
+  // Ends every stream's window now (SIGINT on the client).
+  void end_window();
+  // Closes every stream (an abort), then stops the thread; afterwards nothing runs on it.
+  void stop() noexcept;
+
+  template <typename Function>
+  void post(Function&& function) {
+    asio::post(context_, std::forward<Function>(function));
+  }
+
+ private:
+  unsigned index_;
+  int cpu_;
+  asio::io_context context_{1};  // one thread runs it: Asio may skip its internal locking
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
+  BlockingSignals signals_;
+  std::unique_ptr<StreamLoop> loop_;  // outlives the streams registered with it
+  std::vector<std::unique_ptr<StreamTask>> streams_;  // destroyed before context_
+  std::thread thread_;
+};
+
+}  // namespace testio::engines

@@ -1,0 +1,30 @@
+// T workers; streams are dealt round-robin so each worker gets N/T of them. Owner: the lifecycle
+// function, on the control thread.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engines/worker.hpp"
+
+namespace testio::engines {
+
+class WorkerPool {
+ public:
+  // With `cpus` (-A), worker k is pinned to cpus[k % cpus.size()].
+  explicit WorkerPool(unsigned threads, const std::vector<std::uint32_t>& cpus = {});
+  ~WorkerPool() { stop(); }
+
+  Worker& worker_for_stream(std::uint32_t stream) noexcept;
+  unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
+
+  void start();
+  void begin(TestClock clock);
+  void end_window();
+  void stop() noexcept;
+
+ private:
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace testio::engines

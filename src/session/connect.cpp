@@ -1,0 +1,86 @@
+#include "session/connect.hpp"
+
+#include <chrono>
+
+#include <asio/use_awaitable.hpp>
+#include "control/channel.hpp"
+#include "net/socket_options.hpp"
+
+namespace testio::session {
+
+using asio::ip::tcp;
+
+asio::awaitable<std::vector<tcp::endpoint>> resolve(const config::Config& config) {
+  tcp::resolver resolver(co_await asio::this_coro::executor);
+  std::string port = std::to_string(config.port);
+  tcp::resolver::results_type results;
+  try {
+    switch (config.family) {
+      case config::AddressFamily::v4:
+        results = co_await resolver.async_resolve(tcp::v4(), config.host, port, asio::use_awaitable);
+        break;
+      case config::AddressFamily::v6:
+        results = co_await resolver.async_resolve(tcp::v6(), config.host, port, asio::use_awaitable);
+        break;
+      case config::AddressFamily::any:
+        results = co_await resolver.async_resolve(config.host, port, asio::use_awaitable);
+        break;
+    }
+  } catch (const std::system_error& error) {
+    throw std::runtime_error("cannot resolve host '" + config.host + "': " + error.code().message());
+  }
+  std::vector<tcp::endpoint> endpoints;
+  for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+  if (endpoints.empty())
+    throw std::runtime_error("host '" + config.host + "' has no address in the requested family");
+  co_return endpoints;
+}
+
+asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpoints,
+                                         const config::Config& config,
+                                         const PrepareSocket& prepare, std::uint16_t source_port) {
+  auto executor = co_await asio::this_coro::executor;
+  std::string last_error = "no usable address";
+  asio::ip::address source;
+  if (!config.bind_address.empty()) {
+    asio::error_code ec;
+    source = asio::ip::make_address(config.bind_address, ec);
+    if (ec) throw std::runtime_error("-B '" + config.bind_address + "' is not an IP address");
+  }
+  for (const tcp::endpoint& endpoint : endpoints) {
+    if (!config.bind_address.empty() && source.is_v4() != endpoint.address().is_v4()) continue;
+    tcp::socket socket(executor);
+    try {
+      socket.open(endpoint.protocol());
+      if (!config.bind_device.empty()) net::bind_to_device(socket.native_handle(), config.bind_device);
+      if (source_port) {
+        // A previous run's connection from this port may still be in TIME_WAIT.
+        socket.set_option(asio::socket_base::reuse_address(true));
+        const asio::ip::address from = config.bind_address.empty()
+                                           ? (endpoint.address().is_v4() ? asio::ip::address(asio::ip::address_v4::any())
+                                                                         : asio::ip::address(asio::ip::address_v6::any()))
+                                           : source;
+        try {
+          socket.bind(tcp::endpoint(from, source_port));
+        } catch (const std::system_error& error) {
+          throw std::runtime_error("--cport: cannot use source port " + std::to_string(source_port) + ": " +
+                                   error.code().message());
+        }
+      } else if (!config.bind_address.empty()) {
+        socket.bind(tcp::endpoint(source, 0));
+      }
+      if (prepare) prepare(socket);
+      co_await control::within(socket.async_connect(endpoint, asio::use_awaitable),
+                               std::chrono::seconds(10), "connecting");
+      co_return socket;
+    } catch (const std::system_error& error) {
+      last_error = error.code().message();
+    } catch (const control::TimeoutError& error) {
+      last_error = error.what();
+    }
+  }
+  throw std::runtime_error("cannot connect to " + config.host + " port " + std::to_string(config.port) +
+                           ": " + last_error);
+}
+
+}  // namespace testio::session

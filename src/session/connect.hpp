@@ -1,0 +1,30 @@
+// Name resolution and outgoing connections with deadlines, shared by the client's control and
+// data connections.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include "config/config.hpp"
+
+namespace testio::session {
+
+// Every address of `host` in the requested family. Throws std::runtime_error naming the host.
+asio::awaitable<std::vector<asio::ip::tcp::endpoint>> resolve(const config::Config& config);
+
+// Called on the opened, bound socket before connect: socket options that the SYN must carry
+// (buffer sizes fix the window scale) go here.
+using PrepareSocket = std::function<void(asio::ip::tcp::socket&)>;
+
+// Connects to the first endpoint that answers, from `config.bind_address` if set and from
+// `source_port` if not 0 (--cport). Throws std::runtime_error naming the peer.
+asio::awaitable<asio::ip::tcp::socket> connect_any(const std::vector<asio::ip::tcp::endpoint>& endpoints,
+                                                   const config::Config& config,
+                                                   const PrepareSocket& prepare = {},
+                                                   std::uint16_t source_port = 0);
+
+}  // namespace testio::session

@@ -1,0 +1,39 @@
+// Clients that do not speak testio's protocol but share its port (iperf3 clients, src/iperf3/).
+// The server hands such a connection over after sniffing its first bytes; tests of either kind
+// share the server's slots, so "busy" means the same whoever asks.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
+namespace testio::session {
+
+// Tests running or being set up, against --max-tests. Owner: the control thread.
+struct TestSlots {
+  std::uint32_t taken = 0;
+  std::uint32_t max = 1;
+  bool try_take() noexcept {
+    if (taken >= max) return false;
+    ++taken;
+    return true;
+  }
+  void release() noexcept { --taken; }
+};
+
+class ForeignClients {
+ public:
+  virtual ~ForeignClients() = default;
+  // A connection whose first four bytes (`first`, already read) are not testio's magic. Finishes
+  // reading what identifies it within `handshake_limit`. Returns whether a test ran and succeeded
+  // (nullopt: no test ran, e.g. a data connection, a refusal or a stranger). Never throws.
+  virtual asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket,
+                                                     std::array<unsigned char, 4> first, TestSlots& slots,
+                                                     std::chrono::steady_clock::duration handshake_limit) = 0;
+};
+
+}  // namespace testio::session

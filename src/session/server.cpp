@@ -1,0 +1,312 @@
+#include "session/server.hpp"
+
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <random>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/read.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "control/auth.hpp"
+#include "session/listen.hpp"
+#include "control/channel.hpp"
+#include "control/framing.hpp"
+#include "engines/bulk_streams.hpp"
+#include "workloads/registry.hpp"
+
+namespace testio::session {
+namespace {
+
+using asio::ip::tcp;
+using namespace std::chrono_literals;
+
+
+std::string peer_of(const tcp::socket& socket) {
+  asio::error_code ec;
+  auto endpoint = socket.remote_endpoint(ec);
+  return ec ? std::string("unknown peer") : control::endpoint_text(endpoint);
+}
+
+// Best effort: the peer may already be gone, and the reason is logged on our side anyway.
+asio::awaitable<void> send_error(control::ControlChannel& control, const std::string& message,
+                                 const std::string& code) {
+  try {
+    co_await control.write(control::error_message(message, code));
+  } catch (const std::exception&) {
+  }
+}
+
+// "8 connections reverse, 5 s" for the log line that announces a test.
+std::string describe(const spec::TestSpec& spec) {
+  std::string what = std::to_string(spec.connections) + " connections";
+  if (spec.direction != spec::Direction::forward) what += " " + std::string(spec::to_string(spec.direction));
+  if (spec.is("transfers"))
+    return what + ", " + std::to_string(spec.transfers.count) + " transfers of " + std::to_string(spec.transfers.size) +
+           " bytes";
+  if (spec.total_bytes) return what + ", " + std::to_string(spec.total_bytes) + " bytes";
+  return what + ", " + std::to_string(spec.duration_s) + " s";
+}
+
+}  // namespace
+
+void check_request(const spec::TestSpec& spec, const spec::Limits& limits) {
+  try {
+    workloads::check(spec, limits);
+  } catch (const spec::SpecError& error) {
+    throw control::ProtocolError(std::string("invalid test request: ") + error.what());
+  }
+}
+
+Server::Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter,
+               ForeignClients* foreign)
+    : io_(io),
+      config_(config),
+      reporter_(reporter),
+      acceptor_(open_acceptor(io, config)),
+      allowed_(net::AccessList::parse(config.allow)),
+      foreign_(foreign) {
+  slots_.max = config.limits.max_tests;
+  if (!config.file.empty()) served_file_.emplace(config.file);
+  if (!config.psk_file.empty()) {
+    bool readable_by_others = false;
+    key_ = control::load_psk(config.psk_file, readable_by_others);
+    if (readable_by_others)
+      spdlog::warn("key file {} is readable by group or others; chmod 600 it", config.psk_file);
+  }
+}
+
+void Server::stop() noexcept {
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+}
+
+std::uint64_t Server::new_test_id() {
+  // The id is what lets a data connection join a test: unguessable, so nobody else's can.
+  static std::mt19937_64 generator{std::random_device{}()};
+  std::uint64_t id = 0;
+  while (id == 0 || tests_.count(id)) id = generator();
+  return id;
+}
+
+void Server::note_concurrency() noexcept {
+  std::uint32_t beside = tests_.empty() ? 0 : static_cast<std::uint32_t>(tests_.size() - 1);
+  for (auto& [id, test] : tests_) test->note_tests_beside(beside);
+}
+
+asio::awaitable<void> Server::serve() {
+  spdlog::info("listening on {}", control::endpoint_text(acceptor_.local_endpoint()));
+  for (;;) {
+    asio::error_code error;
+    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, error));
+    if (error == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+    if (error) {
+      // EMFILE and friends: say so, back off a moment, keep serving.
+      spdlog::warn("accept failed: {}", error.message());
+      asio::steady_timer pause(io_, 100ms);
+      co_await pause.async_wait(asio::use_awaitable);
+      continue;
+    }
+    asio::error_code ec;
+    tcp::endpoint peer = socket.remote_endpoint(ec);
+    if (ec) continue;  // already gone
+    if (!allowed_.allows(peer.address())) {
+      spdlog::warn("refused a connection from {}: not in --allow", control::endpoint_text(peer));
+      continue;  // the socket closes as it goes out of scope
+    }
+    if (pending_ >= config_.limits.max_pending) {
+      spdlog::warn("refused a connection from {}: {} connections are already in their handshake",
+                   control::endpoint_text(peer), pending_);
+      continue;
+    }
+    asio::co_spawn(io_, handle_connection(std::move(socket)), asio::detached);
+  }
+}
+
+asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
+  const std::string peer = peer_of(socket);
+  const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(config_.limits.handshake_timeout_s));
+  ++pending_;
+  bool counted = true;
+  auto handshake_done = [&] {
+    if (counted) --pending_;
+    counted = false;
+  };
+  try {
+    control::PreambleBytes bytes{};
+    // The magic first, so a client speaking something else is told apart without waiting for
+    // bytes it will never send. One deadline covers the whole preamble, so trickling does not help.
+    co_await control::within(
+        asio::async_read(socket, asio::buffer(bytes.data(), control::kMagic.size()), asio::use_awaitable),
+        handshake_limit, "waiting for the connection preamble");
+    if (!control::starts_with_magic(bytes.data(), control::kMagic.size())) {
+      handshake_done();
+      if (!foreign_) {
+        spdlog::warn("connection from {} is not a testio client; closed", peer);
+        co_return;
+      }
+      std::array<unsigned char, 4> first{bytes[0], bytes[1], bytes[2], bytes[3]};
+      std::optional<bool> succeeded = co_await foreign_->serve(std::move(socket), first, slots_, handshake_limit);
+      if (succeeded && config_.one_off) {
+        exit_code_ = *succeeded ? 0 : 1;
+        stop();
+      }
+      co_return;
+    }
+    co_await control::within(
+        asio::async_read(socket, asio::buffer(bytes.data() + control::kMagic.size(),
+                                              bytes.size() - control::kMagic.size()),
+                         asio::use_awaitable),
+        handshake_limit, "waiting for the connection preamble");
+    handshake_done();
+    control::DecodedPreamble decoded = control::decode_preamble(bytes);
+    switch (decoded.status) {
+      case control::DecodedPreamble::Status::ok:
+        break;
+      case control::DecodedPreamble::Status::bad_version: {
+        std::string message = "protocol version " + std::to_string(decoded.preamble.version) +
+                              " is not supported; this server speaks version " +
+                              std::to_string(control::kProtocolVersion);
+        spdlog::warn("connection from {}: {}", peer, message);
+        control::ControlChannel control(std::move(socket), config_.limits.max_frame);
+        co_await send_error(control, message, "version");
+        co_return;
+      }
+      case control::DecodedPreamble::Status::bad_kind:
+      case control::DecodedPreamble::Status::not_testio:
+        spdlog::warn("connection from {} sent a malformed preamble; closed", peer);
+        co_return;
+    }
+    if (decoded.preamble.kind == control::ConnectionKind::data)
+      handle_data(std::move(socket), decoded.preamble);
+    else
+      co_await handle_control(std::move(socket));
+  } catch (const std::exception& error) {
+    handshake_done();
+    spdlog::warn("connection from {}: {}", peer, error.what());
+  }
+}
+
+void Server::handle_data(tcp::socket socket, const control::Preamble& preamble) {
+  const std::string peer = peer_of(socket);
+  auto test = tests_.find(preamble.test_id);
+  if (test == tests_.end()) {
+    spdlog::warn("data connection from {} names an unknown test; closed", peer);
+    return;
+  }
+  std::string refusal = test->second->attach(preamble.stream, std::move(socket));
+  if (!refusal.empty()) spdlog::warn("data connection from {}: {}; closed", peer, refusal);
+}
+
+asio::awaitable<control::TestRequest> Server::read_request(control::ControlChannel& control) {
+  control::ServerHello hello;
+  hello.server_version = TESTIO_VERSION;
+  if (key_) {
+    hello.auth = "hmac-sha256";
+    hello.nonce = control::make_nonce();
+  }
+  co_await control.write(control::to_json(hello));
+  const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(config_.limits.handshake_timeout_s, 1.0)));
+  nlohmann::json message = co_await control.read(limit);
+  control::TestRequest request;
+  try {
+    request = control::parse_test_request(message);
+  } catch (const control::ProtocolError& error) {
+    throw control::ProtocolError(std::string("invalid test request: ") + error.what());
+  }
+  // The key first: a client without it learns nothing of what this server accepts.
+  if (key_ && !control::auth_matches(control::auth_response(*key_, hello.nonce), request.auth))
+    throw control::AuthError(request.auth.empty() ? "authentication failed: this server requires a key (--psk-file)"
+                                                  : "authentication failed: wrong key");
+  check_request(request.spec, config_.limits);
+  co_return request;
+}
+
+std::shared_ptr<ServerTest> Server::admit(control::TestRequest request) {
+  const spec::TestSpec& spec = request.spec;
+  workloads::ServerResources resources;
+  resources.served_file = served_file_ ? &*served_file_ : nullptr;
+  std::unique_ptr<workloads::TestSide> side = workloads::of(spec).server(spec, resources);
+  // A server that cannot run the engine asked for says so instead of accepting.
+  const bool zerocopy_sends = side->layout().reverse && spec.send_mode == spec::SendMode::zerocopy;
+  if (std::string reason = engines::unusable_reason(spec.engine, zerocopy_sends); !reason.empty())
+    throw std::runtime_error(reason);
+  std::vector<std::uint32_t> cpus = config_.spec.cpus.empty() ? spec.cpus : config_.spec.cpus;
+  auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(side),
+                                           std::move(cpus));
+  tests_.emplace(test->id(), test);
+  note_concurrency();
+  return test;
+}
+
+asio::awaitable<void> Server::handle_control(tcp::socket socket) {
+  control::ControlChannel control(std::move(socket), config_.limits.max_frame);
+  const std::string peer = control.peer();
+  if (!slots_.try_take()) {
+    spdlog::info("refused a test from {}: busy", peer);
+    std::string message = config_.limits.max_tests == 1
+                              ? "the server is busy running a test; try again later"
+                              : "the server is busy running " + std::to_string(config_.limits.max_tests) +
+                                    " tests; try again later";
+    co_await send_error(control, message, "busy");
+    co_return;
+  }
+  // The slot was taken before the first co_await, so no other client can slip in meanwhile.
+  bool succeeded = false;
+  std::uint64_t id = 0;
+  std::string ended;    // why the test ended early, for the log and the report
+  std::string failure;  // sent to the client after the catch: no co_await inside a handler
+  std::string code = "failed";
+  try {
+    control::TestRequest request = co_await read_request(control);
+    spdlog::info("test from {}: {}", peer, describe(request.spec));
+    std::shared_ptr<ServerTest> test = admit(std::move(request));
+    id = test->id();
+    succeeded = co_await test->run(control, reporter_);
+    spdlog::info("test from {} finished", peer);
+  } catch (const control::PeerError& error) {
+    ended = std::string("the client ended the test: ") + error.what();
+  } catch (const std::system_error& error) {
+    ended = "the client went away (" + error.code().message() + ")";
+  } catch (const control::AuthError& error) {
+    ended = failure = error.what();
+    code = "auth";
+  } catch (const std::exception& error) {
+    ended = failure = error.what();
+  }
+  if (!ended.empty()) {
+    spdlog::warn("test from {} ended: {}", peer, ended);
+    if (id) reporter_.error(ended);  // only a test that got under way has a report to close
+  }
+  if (!failure.empty()) co_await send_error(control, failure, code);
+  tests_.erase(id);
+  slots_.release();
+  if (config_.one_off) {
+    exit_code_ = succeeded ? 0 : 1;
+    stop();
+  }
+}
+
+int run_server(const config::Config& config, report::Reporter& reporter, ForeignClients* foreign) {
+  asio::io_context io(1);
+  Server server(io, config, reporter, foreign);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code& error, int signal) {
+    if (error) return;
+    spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    server.stop();
+    io.stop();
+  });
+  asio::co_spawn(io, server.serve(), [&](std::exception_ptr) { signals.cancel(); });
+  io.run();
+  return server.exit_code();
+}
+
+}  // namespace testio::session

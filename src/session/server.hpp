@@ -1,0 +1,72 @@
+// The listening side: one port for control and data connections, told apart by their preamble.
+// Up to --max-tests tests at once, each with its own workers; a clear "busy" beyond that.
+// Owner: the main thread's io_context; every member is touched only there.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <asio/awaitable.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include "config/config.hpp"
+#include "session/foreign_clients.hpp"
+#include "session/server_test.hpp"
+#include "util/mapped_file.hpp"
+#include "net/access_list.hpp"
+
+namespace testio::session {
+
+class Server {
+ public:
+  // Opens the listening socket and loads the key; throws std::runtime_error with one sentence.
+  // `foreign` (may be null) serves the connections that do not begin with testio's magic.
+  Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter,
+         ForeignClients* foreign = nullptr);
+
+  // Accepts until stop() (or, with -1, until one test ends).
+  asio::awaitable<void> serve();
+  void stop() noexcept;
+  // 0 unless a -1 test failed.
+  int exit_code() const noexcept { return exit_code_; }
+  // The port it listens on (-p 0: the one the kernel chose).
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  asio::awaitable<void> handle_connection(asio::ip::tcp::socket socket);
+  asio::awaitable<void> handle_control(asio::ip::tcp::socket socket);
+  void handle_data(asio::ip::tcp::socket socket, const control::Preamble& preamble);
+  // The hello, the request, its key and its rules; throws what the client is to be told.
+  asio::awaitable<control::TestRequest> read_request(control::ControlChannel& control);
+  // A checked request becomes a test under way: its workload's server side (which may refuse it),
+  // an id, and an entry data connections can find.
+  std::shared_ptr<ServerTest> admit(control::TestRequest request);
+  std::uint64_t new_test_id();
+  // Every running test remembers the most tests it has seen beside it.
+  void note_concurrency() noexcept;
+
+  asio::io_context& io_;
+  const config::Config& config_;
+  report::Reporter& reporter_;
+  asio::ip::tcp::acceptor acceptor_;
+  net::AccessList allowed_;
+  std::optional<std::string> key_;
+  std::optional<util::MappedFile> served_file_;  // -F: what --transfers download
+  std::map<std::uint64_t, std::shared_ptr<ServerTest>> tests_;
+  ForeignClients* foreign_;
+  TestSlots slots_;                 // tests running or being set up, of either protocol
+  std::uint32_t pending_ = 0;       // connections that have not yet said who they are
+  int exit_code_ = 0;
+};
+
+// The rules a request's test must keep here: every rule of its workload and this server's caps
+// (workloads::check). Throws control::ProtocolError("invalid test request: ...").
+void check_request(const spec::TestSpec& spec, const spec::Limits& limits);
+
+// Runs `testio -s` until a signal or, with -1, one test. Returns the exit code.
+int run_server(const config::Config& config, report::Reporter& reporter, ForeignClients* foreign = nullptr);
+
+}  // namespace testio::session

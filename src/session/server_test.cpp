@@ -1,0 +1,187 @@
+// The server's test, top to bottom: ServerTest::run() is the lifecycle, each step a function below
+// it in the order it runs, as on the client (session/client.cpp).
+#include "session/server_test.hpp"
+
+#include <chrono>
+#include <ctime>
+
+#include <spdlog/spdlog.h>
+
+#include "session/test_start.hpp"
+
+namespace testio::session {
+namespace {
+
+using asio::ip::tcp;
+using namespace std::chrono_literals;
+using workloads::Side;
+
+constexpr auto kArrivalLimit = 10s;  // for all data connections after test_accepted
+constexpr auto kWindowGrace = 60s;   // beyond -O + -t before an idle client is given up on
+constexpr auto kDrainLimit = 30s;    // from the client's figures to the end of every stream
+constexpr auto kForever = std::chrono::hours(24 * 365);
+
+// A counted test has no window to bound the wait; a vanished client still ends it, since its
+// control connection closes.
+std::chrono::steady_clock::duration client_done_limit(const spec::TestSpec& spec) {
+  if (!spec.timed()) return kForever;
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(spec.window_s())) + kWindowGrace;
+}
+
+}  // namespace
+
+ServerTest::ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request,
+                       std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus)
+    : executor_(executor),
+      id_(id),
+      request_(std::move(request)),
+      side_(std::move(side)),
+      layout_(side_->layout()),
+      threads_(spec::worker_threads(request_.spec.engine, request_.spec.threads, layout_.total())),
+      cpus_(std::move(cpus)),
+      sockets_(side_->connections() == workloads::Connections::before_start ? layout_.total() : 0),
+      all_arrived_(std::make_shared<engines::CompletionLatch>(executor, sockets_.size())) {}
+
+ServerTest::~ServerTest() = default;
+
+std::string ServerTest::attach(std::uint32_t index, tcp::socket socket) {
+  const bool during_test = side_->connections() == workloads::Connections::during_test;
+  if (during_test && phase_ != Phase::running) return "the transfers have not started (or have ended)";
+  if (during_test) {
+    if (index >= layout_.total())
+      return "slot " + std::to_string(index) + " is beyond the test's " + std::to_string(layout_.total()) +
+             " connections";
+    return side_->route(index, streams_->move_to_worker(index, std::move(socket)), streams_->worker_for(index));
+  }
+  if (phase_ != Phase::gathering) return "the test has already started";
+  if (index >= sockets_.size())
+    return "stream " + std::to_string(index) + " is beyond the test's " + std::to_string(sockets_.size()) +
+           " connections";
+  if (sockets_[index]) return "stream " + std::to_string(index) + " arrived twice";
+  sockets_[index].emplace(std::move(socket));
+  all_arrived_->count_down();
+  return {};
+}
+
+asio::awaitable<bool> ServerTest::run(control::ControlChannel& control, report::Reporter& reporter) {
+  struct Over {  // on every way out: no more connections are taken, and the workers stop
+    ServerTest& test;
+    ~Over() {
+      test.phase_ = Phase::over;
+      if (test.streams_) test.streams_->stop();
+    }
+  } over{*this};
+  co_await accept(control);
+  co_await gather();
+  open_streams(control.peer());
+  co_await start(control, reporter);
+  control::DirectedResults client = co_await wait_for_client(control);
+  co_await finish_streams();
+  co_await control.write(control::to_json(mine_, "results"));
+  co_return report(reporter, std::move(client));
+}
+
+asio::awaitable<void> ServerTest::accept(control::ControlChannel& control) {
+  control::TestAccepted accepted;
+  accepted.test_id = id_;
+  accepted.server_threads = threads_;
+  accepted.server_cpus = cpus_;
+  accepted.server_version = TESTIO_VERSION;
+  co_await control.write(control::to_json(accepted));
+}
+
+// Every data connection a before-start workload needs; none for one whose connections come later.
+asio::awaitable<void> ServerTest::gather() {
+  const bool arrived = co_await all_arrived_->wait(kArrivalLimit);
+  if (!arrived)
+    throw control::ProtocolError(
+        std::to_string(sockets_.size() - all_arrived_->remaining()) + " of " + std::to_string(sockets_.size()) +
+        " data connections arrived within " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kArrivalLimit).count()) + " s");
+}
+
+// The workload's streams on the workers: on the gathered connections, tuned as the client asked.
+void ServerTest::open_streams(const std::string& peer) {
+  const spec::TestSpec& spec = request_.spec;
+  streams_.emplace(executor_, layout_, threads_, cpus_, spec);
+  start_ = start_info(spec, request_.client_threads, threads_, /*from_client=*/false);
+  start_.peer = peer;
+  start_.server_cpus = cpus_;
+  std::string clamp_warning;
+  for (std::uint32_t i = 0; i < layout_.total(); ++i) {
+    std::optional<tcp::socket> socket;
+    if (i < sockets_.size()) {
+      socket = std::move(*sockets_[i]);
+      std::string clamped = tune_data_connection(socket->native_handle(), spec, layout_.sends_on(Side::server, i));
+      if (!clamped.empty()) clamp_warning = clamped;
+      note_connection(start_, *socket);
+    }
+    streams_->add(*side_, i, std::move(socket));
+  }
+  sockets_.clear();
+  side_->describe_start(start_);
+  if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
+  streams_->start();
+}
+
+// The window opens when the streams begin; the client is told to start right after.
+asio::awaitable<void> ServerTest::start(control::ControlChannel& control, report::Reporter& reporter) {
+  engines::TestClock clock{engines::Clock::now()};
+  if (request_.spec.timed())
+    clock.deadline = clock.start + std::chrono::duration_cast<engines::Clock::duration>(
+                                       std::chrono::duration<double>(request_.spec.window_s()));
+  start_.timestamp = static_cast<std::int64_t>(std::time(nullptr));
+  streams_->measurement().show_live(reporter);
+  streams_->begin(clock);
+  phase_ = Phase::running;  // from now on a during-test workload's connections go to their slots
+  co_await control.write(control::start_message());
+  const bool live_forward = layout_.live_forward();
+  reporter.start(direction_start(start_, layout_.connections(live_forward), layout_.sends(Side::server, live_forward)));
+}
+
+// The client sends its figures once its streams are done (a vanished client ends the test here,
+// with an exception, as its control connection closes). A stop before that (the client's SIGINT)
+// ends this side's windows early. Intervals tick meanwhile.
+asio::awaitable<control::DirectedResults> ServerTest::wait_for_client(control::ControlChannel& control) {
+  using namespace asio::experimental::awaitable_operators;
+  auto client_done = [&]() -> asio::awaitable<nlohmann::json> {
+    for (;;) {
+      nlohmann::json message = co_await control.read(client_done_limit(request_.spec));
+      if (!control::is_stop(message)) co_return message;
+      streams_->end_window();
+    }
+  };
+  auto outcome = co_await (control::capture(client_done()) || streams_->measurement().sample());
+  auto& message = std::get<0>(outcome);
+  if (message.error) std::rethrow_exception(message.error);
+  co_return control::parse_directed_results(*message.value, side_->done_message(), layout_.forward, layout_.reverse);
+}
+
+// Every stream reaches its end (receivers read to EOF; a transfer slot ends with its window), so
+// the counts are final; then the workers stop.
+asio::awaitable<void> ServerTest::finish_streams() {
+  streams_->end_window();
+  const bool drained = co_await streams_->all_done(kDrainLimit);
+  if (!drained)
+    spdlog::warn("{} connections had not ended {} s after the client finished", streams_->remaining(),
+                 std::chrono::duration_cast<std::chrono::seconds>(kDrainLimit).count());
+  phase_ = Phase::over;
+  mine_ = streams_->measurement().finish(Side::server);
+  mine_.forward.tests_beside = tests_beside_;
+  if (mine_.reverse) mine_.reverse->tests_beside = tests_beside_;
+  streams_->stop();
+}
+
+// The server's own report: its figures, and the client's beside them.
+bool ServerTest::report(report::Reporter& reporter, control::DirectedResults client) {
+  report::TestReport report = side_by_side(start_, layout_, Side::server, std::move(mine_), std::move(client));
+  bool clean = true;
+  for (const report::TestReport* direction : {static_cast<const report::TestReport*>(&report), report.bidir_reverse.get()})
+    if (direction && (stats::summarize(direction->local().totals).failed_streams || !direction->mismatched_streams.empty()))
+      clean = false;
+  reporter.end(report);
+  return clean;
+}
+
+}  // namespace testio::session

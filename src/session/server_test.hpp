@@ -1,0 +1,73 @@
+// The server's side of one accepted test: the data connections it gathers or routes, and the
+// lifecycle that runs it, mirroring the client's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include "control/channel.hpp"
+#include "control/protocol.hpp"
+#include "engines/completion_latch.hpp"
+#include "report/reporter.hpp"
+#include "session/test_streams.hpp"
+#include "workloads/workload.hpp"
+
+namespace testio::session {
+
+// Owner: the control thread. The acceptor attaches data connections to it by id; run() drives it.
+class ServerTest {
+ public:
+  // `side` is the workload's server part for `request.spec`; `cpus` pin the workers (-A: the
+  // server's own list, else the client's).
+  ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request,
+             std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus);
+  ~ServerTest();
+
+  std::uint64_t id() const noexcept { return id_; }
+  const spec::TestSpec& spec() const noexcept { return request_.spec; }
+  const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
+  void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
+
+  // Data connection `index` arrived: gathered before the start, or routed to its slot while a
+  // during-test workload runs. Empty when taken; otherwise why it was refused.
+  std::string attach(std::uint32_t index, asio::ip::tcp::socket socket);
+
+  // Runs the test to its end and reports it. Returns true when every stream ended cleanly and
+  // both sides counted the same; throws when the client breaks the protocol or goes away.
+  asio::awaitable<bool> run(control::ControlChannel& control, report::Reporter& reporter);
+
+ private:
+  enum class Phase { gathering, running, over };
+
+  asio::awaitable<void> accept(control::ControlChannel& control);
+  asio::awaitable<void> gather();
+  void open_streams(const std::string& peer);
+  asio::awaitable<void> start(control::ControlChannel& control, report::Reporter& reporter);
+  asio::awaitable<control::DirectedResults> wait_for_client(control::ControlChannel& control);
+  asio::awaitable<void> finish_streams();
+  bool report(report::Reporter& reporter, control::DirectedResults client);
+
+  asio::any_io_executor executor_;
+  std::uint64_t id_;
+  control::TestRequest request_;
+  std::unique_ptr<workloads::TestSide> side_;
+  workloads::DirectionLayout layout_;
+  unsigned threads_;
+  std::vector<std::uint32_t> cpus_;
+  Phase phase_ = Phase::gathering;
+  std::vector<std::optional<asio::ip::tcp::socket>> sockets_;  // gathered, until open_streams()
+  std::shared_ptr<engines::CompletionLatch> all_arrived_;
+  std::optional<TestStreams> streams_;
+  report::StartInfo start_;
+  control::DirectedResults mine_;
+  std::uint32_t tests_beside_ = 0;
+};
+
+}  // namespace testio::session

@@ -1,0 +1,54 @@
+#include "session/test_streams.hpp"
+
+#include <tuple>
+
+#include <asio/experimental/awaitable_operators.hpp>
+
+#include "net/nic_counters.hpp"
+
+namespace testio::session {
+
+using asio::ip::tcp;
+
+TestStreams::TestStreams(asio::any_io_executor control, const workloads::DirectionLayout& layout, unsigned threads,
+                         const std::vector<std::uint32_t>& cpus, const spec::TestSpec& spec)
+    : measurement_(layout, spec.interval_s, spec.omit_s, spec.window_s()),
+      iface_stats_(spec.iface_stats),
+      done_{std::make_shared<engines::CompletionLatch>(control, layout.forward),
+            std::make_shared<engines::CompletionLatch>(control, layout.reverse)},
+      pool_(threads, cpus) {}
+
+TestStreams::~TestStreams() { pool_.stop(); }
+
+tcp::socket TestStreams::move_to_worker(std::uint32_t i, tcp::socket socket) {
+  const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
+  return tcp::socket(worker_for(i).context(), protocol, socket.release());
+}
+
+void TestStreams::add(workloads::TestSide& side, std::uint32_t i, std::optional<tcp::socket> socket,
+                      const tcp::endpoint& server, const std::array<unsigned char, 24>& preamble) {
+  engines::Worker& worker = worker_for(i);
+  if (socket) {
+    if (i == 0 && iface_stats_)
+      measurement_.live().watch_nics(net::choose_nics(*iface_stats_, socket->local_endpoint().data()));
+    socket = move_to_worker(i, std::move(*socket));
+    measurement_.watch_socket(i, socket->native_handle());
+  }
+  std::shared_ptr<engines::CompletionLatch> latch = done_[layout().is_forward(i) ? 0 : 1];
+  workloads::StreamPlace place{i, worker, pool_.size(), measurement_.counters(i), &measurement_.digest(i),
+                               [latch] { latch->count_down(); }, server, preamble};
+  worker.add_stream(side.make_stream(std::move(place), std::move(socket)));
+}
+
+void TestStreams::begin(const engines::TestClock& clock) {
+  measurement_.begin(clock);
+  pool_.begin(clock);
+}
+
+asio::awaitable<bool> TestStreams::all_done(std::chrono::steady_clock::duration limit) {
+  using namespace asio::experimental::awaitable_operators;
+  std::tuple<bool, bool> done = co_await (done_[0]->wait(limit) && done_[1]->wait(limit));
+  co_return std::get<0>(done) && std::get<1>(done);
+}
+
+}  // namespace testio::session

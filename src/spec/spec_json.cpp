@@ -1,0 +1,179 @@
+// The spec's one JSON mapping: fields() names every field once, and the writer and the reader
+// below both walk it. A field added to TestSpec is added here, and nowhere else in the mapping.
+#include <cmath>
+#include <cstdint>
+
+#include "spec/test_spec.hpp"
+#include "util/units.hpp"
+
+namespace testio::spec {
+namespace {
+
+using nlohmann::json;
+
+// How a field travels. The wire has carried most of them since protocol version 1; those added
+// since travel only when they say something, so a request reads as it did before they existed
+// (and a server of an older testio still understands it).
+enum class Need {
+  required,        // always written; a request without it is broken
+  written,         // always written; absent (an older peer) is the default
+  unless_default,  // written only when it differs from the default
+  with_direction,  // written when the test runs other than forward (what the server's senders need)
+};
+
+template <typename Spec, typename Visit>
+void fields(Spec& spec, Visit&& visit) {
+  // In the order version 1 read them, so a broken request is told about the same field first.
+  visit("connections", spec.connections, Need::required);
+  visit("total_bytes", spec.total_bytes, Need::required);
+  visit("duration_s", spec.duration_s, Need::required);
+  visit("threads", spec.threads, Need::required);
+  visit("buffer", spec.buffer, Need::required);
+  visit("window", spec.window, Need::required);
+  visit("recv_mode", spec.recv_mode, Need::required);
+  visit("interval_s", spec.interval_s, Need::required);
+  visit("omit_s", spec.omit_s, Need::required);
+  visit("workload", spec.workload, Need::required);
+  visit("engine", spec.engine, Need::unless_default);
+  visit("direction", spec.direction, Need::unless_default);
+  visit("send_mode", spec.send_mode, Need::with_direction);
+  visit("rate_bps", spec.rate_bps, Need::with_direction);
+  visit("fq_rate_bps", spec.fq_rate_bps, Need::with_direction);
+  visit("rate_lowat", spec.marks_follow_rate, Need::unless_default);
+  visit("hash", spec.hash, Need::written);
+  visit("congestion", spec.congestion, Need::written);
+  visit("no_delay", spec.no_delay, Need::written);
+  visit("cpus", spec.cpus, Need::written);
+  visit("iface_stats", spec.iface_stats, Need::unless_default);
+  visit("msize", spec.rr.message_size, Need::required);
+  visit("depth", spec.rr.depth, Need::required);
+  visit("messages", spec.rr.messages, Need::unless_default);
+  visit("transfers", spec.transfers.count, Need::written);
+  visit("transfer_size", spec.transfers.size, Need::written);
+  visit("reuse", spec.transfers.reuse, Need::written);
+}
+
+// Strings and lists a peer sends are bounded before the rules look at them.
+constexpr std::size_t kMaxText = 256;
+constexpr std::size_t kMaxList = 1024;
+
+[[noreturn]] void fail(const char* name, const std::string& what) {
+  throw SpecError(std::string("field \"") + name + "\" " + what);
+}
+
+json value_json(RecvMode mode) { return to_string(mode); }
+json value_json(SendMode mode) { return to_string(mode); }
+json value_json(Engine engine) { return to_string(engine); }
+json value_json(Direction direction) { return to_string(direction); }
+json value_json(util::HashKind hash) { return util::to_string(hash); }
+template <typename T>
+json value_json(const T& value) {
+  return value;
+}
+
+void read(const json& value, const char* name, std::uint64_t& out) {
+  if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
+    fail(name, "must be a whole number >= 0");
+  out = value.get<std::uint64_t>();
+}
+
+void read(const json& value, const char* name, std::uint32_t& out) {
+  std::uint64_t wide = 0;
+  read(value, name, wide);
+  if (wide > UINT32_MAX) fail(name, "= " + std::to_string(wide) + " is out of range");
+  out = static_cast<std::uint32_t>(wide);
+}
+
+void read(const json& value, const char* name, double& out) {
+  if (!value.is_number() || !std::isfinite(value.get<double>())) fail(name, "must be a number");
+  out = value.get<double>();
+}
+
+void read(const json& value, const char* name, bool& out) {
+  if (!value.is_boolean()) fail(name, "must be true or false");
+  out = value.get<bool>();
+}
+
+void read(const json& value, const char* name, std::string& out) {
+  if (!value.is_string()) fail(name, "must be a string");
+  if (value.get_ref<const std::string&>().size() > kMaxText) fail(name, "is too long");
+  out = value.get<std::string>();
+}
+
+// An enumeration by its name; `parse` returns nullopt for a name this build does not know.
+template <typename Enum, typename Parse>
+void read_name(const json& value, const char* name, Enum& out, Parse parse) {
+  std::string text;
+  read(value, name, text);
+  auto parsed = parse(text);
+  if (!parsed) throw SpecError(std::string(name) + " \"" + util::printable(text) + "\" is not supported");
+  out = *parsed;
+}
+
+void read(const json& value, const char* name, RecvMode& out) { read_name(value, name, out, recv_mode_from_string); }
+void read(const json& value, const char* name, SendMode& out) { read_name(value, name, out, send_mode_from_string); }
+void read(const json& value, const char* name, Engine& out) { read_name(value, name, out, engine_from_string); }
+void read(const json& value, const char* name, Direction& out) { read_name(value, name, out, direction_from_string); }
+void read(const json& value, const char* name, util::HashKind& out) { read_name(value, name, out, util::hash_from_string); }
+
+template <typename T>
+void read(const json& value, const char* name, std::vector<T>& out) {
+  if (!value.is_array() || value.size() > kMaxList) fail(name, "must be a list of at most " + std::to_string(kMaxList));
+  out.clear();
+  for (const json& entry : value) {
+    T item{};
+    read(entry, name, item);
+    out.push_back(std::move(item));
+  }
+}
+
+template <typename T>
+void read(const json& value, const char* name, std::optional<T>& out) {
+  read(value, name, out.emplace());
+}
+
+}  // namespace
+
+namespace {
+
+// Every field's value, whatever its Need; an optional field that is off is null.
+json every_field(const TestSpec& spec) {
+  json values = json::object();
+  fields(spec, [&](const char* name, const auto& member, Need) {
+    if constexpr (requires { member.has_value(); })
+      values[name] = member ? json(*member) : json();
+    else
+      values[name] = value_json(member);
+  });
+  return values;
+}
+
+}  // namespace
+
+json to_json(const TestSpec& spec) {
+  static const json defaults = every_field(TestSpec{});
+  json values = every_field(spec);
+  json message = json::object();
+  fields(spec, [&](const char* name, const auto&, Need need) {
+    if (need == Need::unless_default && values[name] == defaults[name]) return;
+    if (need == Need::with_direction && spec.direction == Direction::forward) return;
+    message[name] = std::move(values[name]);
+  });
+  return message;
+}
+
+TestSpec spec_from_json(const json& message, Presence presence, TestSpec defaults) {
+  if (!message.is_object()) throw SpecError("a test spec must be a JSON object");
+  TestSpec spec = std::move(defaults);
+  fields(spec, [&](const char* name, auto& member, Need need) {
+    auto found = message.find(name);
+    if (found == message.end()) {
+      if (need == Need::required && presence == Presence::as_on_the_wire) fail(name, "is missing");
+      return;
+    }
+    read(*found, name, member);
+  });
+  return spec;
+}
+
+}  // namespace testio::spec

@@ -1,0 +1,22 @@
+// The workloads by the name a spec gives (spec.workload): adding one is a folder here and one line
+// in registry.cpp.
+#pragma once
+
+#include <string_view>
+
+#include "spec/test_spec.hpp"
+#include "workloads/workload.hpp"
+
+namespace testio::workloads {
+
+// Null when no workload has that name.
+const Workload* find(std::string_view name) noexcept;
+
+// Every rule a test keeps: spec::check_common() and its workload's own. The client calls it before
+// it connects, the server on each request. Throws spec::SpecError with one sentence.
+void check(const spec::TestSpec& spec, const spec::Limits& limits);
+
+// The workload a checked spec names.
+const Workload& of(const spec::TestSpec& spec);
+
+}  // namespace testio::workloads

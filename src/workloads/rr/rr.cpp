@@ -1,0 +1,101 @@
+#include "workloads/rr/rr.hpp"
+
+#include <vector>
+
+#include "report/rr_report.hpp"
+#include "util/pattern.hpp"
+#include "util/units.hpp"
+#include "workloads/rr/rr_streams.hpp"
+
+namespace testio::workloads::rr {
+namespace {
+
+using asio::ip::tcp;
+
+constexpr std::size_t kEchoBuffer = 256 * 1024;  // an echo writes back whatever one read returned
+constexpr std::uint32_t kMaxDepth = 1u << 16;
+
+[[noreturn]] void refuse(const std::string& sentence) { throw spec::SpecError(sentence); }
+
+// A connection alone on its worker blocks in send/recv rather than paying an epoll_wait per message.
+const engines::BlockingSignals* blocking_if_alone(const StreamPlace& place, std::uint32_t connections) {
+  return connections <= place.workers ? &place.worker.signals() : nullptr;
+}
+
+// Owner: the lifecycle (control thread); each histogram is written by its connection's worker
+// and merged once the workers have stopped.
+class RrClientSide final : public TestSide {
+ public:
+  explicit RrClientSide(const spec::TestSpec& spec)
+      : spec_(spec), latencies_(std::make_unique<stats::LatencyHistogram[]>(spec.connections)) {}
+
+  DirectionLayout layout() const override { return {spec_.connections, 0}; }
+
+  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
+    if (payloads_.size() <= place.worker.index()) payloads_.resize(place.worker.index() + 1);
+    std::unique_ptr<char[]>& payload = payloads_[place.worker.index()];
+    if (!payload) payload = util::make_pattern(spec_.rr.message_size);
+    return std::make_unique<RrClient>(std::move(*socket), place.counters, payload.get(), spec_.rr.message_size,
+                                      spec_.rr.depth, spec_.rr.messages, latencies_[place.index],
+                                      std::move(place.done), blocking_if_alone(place, spec_.connections));
+  }
+
+  void add_to_report(report::TestReport& report) const override {
+    stats::LatencyHistogram all;
+    for (std::uint32_t i = 0; i < spec_.connections; ++i) all.merge(latencies_[i]);
+    report.rr = report::summarize_rr(all, spec_.rr.message_size, spec_.rr.depth, report.local().wall_s);
+  }
+
+ private:
+  spec::TestSpec spec_;
+  std::unique_ptr<stats::LatencyHistogram[]> latencies_;  // one per connection
+  std::vector<std::unique_ptr<char[]>> payloads_;         // by worker index
+};
+
+class EchoSide final : public TestSide {
+ public:
+  explicit EchoSide(const spec::TestSpec& spec) : connections_(spec.connections) {}
+
+  DirectionLayout layout() const override { return {connections_, 0}; }
+
+  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
+    return std::make_unique<TcpEcho>(std::move(*socket), place.counters, kEchoBuffer, std::move(place.done),
+                                     blocking_if_alone(place, connections_));
+  }
+
+ private:
+  std::uint32_t connections_;
+};
+
+class Rr final : public Workload {
+ public:
+  void check(const spec::TestSpec& spec, const spec::Limits& limits) const override {
+    const std::uint64_t size = spec.rr.message_size;
+    if (size == 0) refuse("--msize must be at least 1 byte");
+    if (size > limits.max_buffer)
+      refuse("--msize " + util::format_size(size) + " is above the cap of " + util::format_size(limits.max_buffer));
+    if (spec.rr.depth < 1 || spec.rr.depth > kMaxDepth) refuse("--depth must be between 1 and 65536");
+    if (spec.rr.messages && spec.timed()) refuse("--num and -t exclude each other: count messages or time them");
+    if (spec.total_bytes) refuse("-n counts bytes of a bulk test; --rr counts messages with --num");
+    check_no_bulk_options(spec);
+  }
+
+  std::unique_ptr<TestSide> client(const config::Config&, spec::TestSpec& spec) const override {
+    return client_side(spec);
+  }
+
+  std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
+    return std::make_unique<EchoSide>(spec);
+  }
+};
+
+}  // namespace
+
+const Workload& workload() {
+  static const Rr rr;
+  return rr;
+}
+
+std::unique_ptr<TestSide> client_side(const spec::TestSpec& spec) { return std::make_unique<RrClientSide>(spec); }
+
+}  // namespace testio::workloads::rr

@@ -1,0 +1,260 @@
+#include "workloads/rr/rr_streams.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include <asio/error.hpp>
+#include <asio/write.hpp>
+
+#include "engines/blocking_socket.hpp"
+
+namespace testio::workloads {
+
+namespace {
+
+constexpr std::size_t kEchoReadSize = 256 * 1024;
+
+// False when the connection failed or the worker is aborting.
+bool send_all(int fd, const char* data, std::size_t size, const engines::BlockingSignals& signals) noexcept {
+  while (size > 0) {
+    ssize_t sent = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (engines::timed_out(sent)) {
+      if (signals.aborted.load(std::memory_order_relaxed)) return false;
+      continue;
+    }
+    if (sent < 0) return false;
+    data += sent;
+    size -= static_cast<std::size_t>(sent);
+  }
+  return true;
+}
+
+// Bytes read; 0 at EOF; -1 when the connection failed or the worker is aborting.
+ssize_t receive_some(int fd, char* buffer, std::size_t size, const engines::BlockingSignals& signals) noexcept {
+  for (;;) {
+    ssize_t received = ::recv(fd, buffer, size, 0);
+    if (!engines::timed_out(received)) return received < 0 ? -1 : received;
+    if (signals.aborted.load(std::memory_order_relaxed)) return -1;
+  }
+}
+
+std::uint64_t nanoseconds(engines::Clock::duration duration) noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count());
+}
+
+}  // namespace
+
+RrClient::RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
+                   std::size_t message_size, std::uint32_t depth, std::uint64_t messages,
+                   stats::LatencyHistogram& latencies, engines::StreamDone on_done, const engines::BlockingSignals* blocking)
+    : socket_(std::move(socket)),
+      blocking_(depth <= 1 ? blocking : nullptr),
+      deadline_timer_(socket_.get_executor()),
+      counters_(counters),
+      payload_(payload),
+      message_size_(message_size),
+      depth_(std::max(1u, depth)),
+      limit_(messages),
+      latencies_(latencies),
+      sent_at_(depth_),
+      echo_buffer_(std::make_unique_for_overwrite<char[]>(std::min(message_size, kEchoReadSize))),
+      on_done_(std::move(on_done)) {
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);  // a request must not wait for Nagle
+}
+
+void RrClient::begin(const engines::TestClock& clock) {
+  clock_ = clock;
+  if (blocking_) {
+    run_blocking();
+    return;
+  }
+  if (clock.deadline != engines::Clock::time_point::max()) {
+    deadline_timer_.expires_at(clock.deadline);
+    deadline_timer_.async_wait([this](const asio::error_code& error) {
+      if (!error) end_window();
+    });
+  }
+  read_next();
+  send_next();
+}
+
+void RrClient::send_next() {
+  if (finished_ || writing_ || window_closed_ || (limit_ && issued_ >= limit_) || issued_ - completed_ >= depth_) {
+    maybe_half_close();
+    return;
+  }
+  // Issued (and timed) when its write starts: its echo may come back before the write's
+  // completion handler runs.
+  writing_ = true;
+  sent_at_[issued_ % depth_] = engines::Clock::now();
+  ++issued_;
+  asio::async_write(socket_, asio::buffer(payload_, message_size_), [this](const asio::error_code& error, std::size_t written) {
+    writing_ = false;
+    if (finished_) return;
+    if (error) {
+      finish(true);
+      return;
+    }
+    counters_.record(written, clock_.since_start(engines::Clock::now()));
+    send_next();
+  });
+}
+
+void RrClient::read_next() {
+  socket_.async_read_some(asio::buffer(echo_buffer_.get(), std::min(message_size_, kEchoReadSize)),
+                          [this](const asio::error_code& error, std::size_t received) {
+                            if (finished_) return;
+                            if (error) {
+                              // EOF after our half-close with every echo in: a clean end.
+                              finish(!(error == asio::error::eof && half_closed_ && completed_ == issued_));
+                              return;
+                            }
+                            engines::Clock::time_point now = engines::Clock::now();
+                            echo_bytes_ += received;
+                            while (echo_bytes_ >= (completed_ + 1) * message_size_ && completed_ < issued_) {
+                              latencies_.record(nanoseconds(now - sent_at_[completed_ % depth_]));
+                              ++completed_;
+                            }
+                            send_next();
+                            read_next();
+                          });
+}
+
+void RrClient::run_blocking() {
+  const int fd = socket_.native_handle();
+  engines::make_blocking(fd);
+  const engines::BlockingSignals& signals = *blocking_;
+  char* echo = echo_buffer_.get();
+  const std::size_t echo_size = std::min(message_size_, kEchoReadSize);
+  bool failed = false;
+  while (!signals.window_closed.load(std::memory_order_relaxed) && !(limit_ && issued_ >= limit_)) {
+    const engines::Clock::time_point sent_at = engines::Clock::now();
+    if (sent_at >= clock_.deadline) break;
+    ++issued_;
+    if (!send_all(fd, payload_, message_size_, signals)) {
+      failed = true;
+      break;
+    }
+    counters_.record(message_size_, clock_.since_start(engines::Clock::now()));
+    std::size_t echoed = 0;
+    while (echoed < message_size_) {
+      ssize_t received = receive_some(fd, echo, std::min(echo_size, message_size_ - echoed), signals);
+      if (received <= 0) break;
+      echoed += static_cast<std::size_t>(received);
+    }
+    if (echoed < message_size_) {
+      failed = true;
+      break;
+    }
+    latencies_.record(nanoseconds(engines::Clock::now() - sent_at));
+    ++completed_;
+  }
+  // Half-close, then the server's EOF says it echoed everything.
+  half_closed_ = true;
+  ::shutdown(fd, SHUT_WR);
+  if (!failed) failed = receive_some(fd, echo, echo_size, signals) != 0;
+  finish(failed);
+}
+
+void RrClient::maybe_half_close() {
+  bool done_sending = window_closed_ || (limit_ && issued_ >= limit_);
+  if (half_closed_ || writing_ || !done_sending || completed_ != issued_) return;
+  half_closed_ = true;
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+}
+
+void RrClient::end_window() noexcept {
+  if (finished_) return;
+  window_closed_ = true;
+  maybe_half_close();
+}
+
+void RrClient::finish(bool failed) {
+  finished_ = true;
+  deadline_timer_.cancel();
+  engines::report_finished(counters_, failed, on_done_);
+}
+
+void RrClient::close() noexcept {
+  finished_ = true;
+  deadline_timer_.cancel();
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+TcpEcho::TcpEcho(asio::ip::tcp::socket socket, stats::StreamCounters& counters, std::size_t buffer_size,
+                 engines::StreamDone on_done, const engines::BlockingSignals* blocking)
+    : socket_(std::move(socket)),
+      blocking_(blocking),
+      counters_(counters),
+      buffer_(std::make_unique_for_overwrite<char[]>(buffer_size)),
+      buffer_size_(buffer_size),
+      on_done_(std::move(on_done)) {
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+void TcpEcho::begin(const engines::TestClock& clock) {
+  clock_ = clock;
+  if (blocking_)
+    run_blocking();
+  else
+    read_next();
+}
+
+void TcpEcho::run_blocking() {
+  const int fd = socket_.native_handle();
+  engines::make_blocking(fd);
+  for (;;) {
+    ssize_t received = receive_some(fd, buffer_.get(), buffer_size_, *blocking_);
+    if (received <= 0) {
+      finish(received < 0);
+      return;
+    }
+    counters_.record(static_cast<std::size_t>(received), clock_.since_start(engines::Clock::now()));
+    if (!send_all(fd, buffer_.get(), static_cast<std::size_t>(received), *blocking_)) {
+      finish(true);
+      return;
+    }
+  }
+}
+
+void TcpEcho::read_next() {
+  socket_.async_read_some(asio::buffer(buffer_.get(), buffer_size_), [this](const asio::error_code& error,
+                                                                            std::size_t received) {
+    if (finished_) return;
+    if (error) {
+      finish(error != asio::error::eof);
+      return;
+    }
+    counters_.record(received, clock_.since_start(engines::Clock::now()));
+    asio::async_write(socket_, asio::buffer(buffer_.get(), received), [this](const asio::error_code& write_error,
+                                                                             std::size_t) {
+      if (finished_) return;
+      if (write_error) {
+        finish(true);
+        return;
+      }
+      read_next();
+    });
+  });
+}
+
+void TcpEcho::finish(bool failed) {
+  finished_ = true;
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);  // the client reads to EOF
+  engines::report_finished(counters_, failed, on_done_);
+}
+
+void TcpEcho::close() noexcept {
+  finished_ = true;
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
+}  // namespace testio::workloads

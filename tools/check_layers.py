@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Fails the build when a folder under src/ includes a header of a folder it does not declare.
+
+src/meson.build gives every folder (one static library each) the folders it may use; the build
+runs this script with that same table, so the picture in docs/architecture.md is what compiles:
+
+  check_layers.py SRC_DIR STAMP util= net=util spec=util,net ...
+
+Each `#include "folder/..."` in SRC_DIR/FOLDER/** must name FOLDER itself or one it may use.
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/', re.MULTILINE)
+
+
+def main() -> int:
+    src, stamp, *table = sys.argv[1:]
+    uses = {}
+    for entry in table:
+        folder, _, allowed = entry.partition("=")
+        uses[folder] = {name for name in allowed.split(",") if name} | {folder}
+    breaches = []
+    for folder, allowed in sorted(uses.items()):
+        for root, _, names in os.walk(os.path.join(src, folder)):
+            for name in sorted(names):
+                if not name.endswith((".cpp", ".hpp")):
+                    continue
+                path = os.path.join(root, name)
+                with open(path, encoding="utf-8") as source:
+                    for included in INCLUDE.findall(source.read()):
+                        if included in uses and included not in allowed:
+                            breaches.append(f"{os.path.relpath(path, src)} includes {included}/: {folder} may use "
+                                            f"{', '.join(sorted(allowed - {folder})) or 'nothing else'} "
+                                            f"(src/meson.build)")
+    for breach in breaches:
+        print(breach, file=sys.stderr)
+    if breaches:
+        return 1
+    with open(stamp, "w", encoding="utf-8") as out:
+        out.write("ok\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
