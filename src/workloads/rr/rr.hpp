@@ -1,5 +1,6 @@
-// Request/response ("rr"): the client keeps --depth messages of --msize bytes outstanding on each
-// connection and times each echo; the server echoes. Reports messages/s and latency percentiles.
+// Request/response ("rr"): the client keeps spec.rr.depth messages of spec.rr.message_size bytes
+// outstanding on each connection and times each echo; the server echoes. Reports messages/s and
+// latency percentiles.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,49 @@
+// --rr: request/response, and the messages it sends.
+#include "cli/groups.hpp"
+
+#include "util/units.hpp"
+
+namespace testio::cli {
+
+using util::UsageError;
+
+void add_rr_options(cxxopts::Options& options) {
+  // clang-format off
+  options.add_options("Request/response")
+    ("rr", "Request/response: each connection sends --msize bytes, waits for the echo, repeats; "
+           "reports messages/s and latency percentiles")
+    ("msize", "Bytes per request (and per echo)", cxxopts::value<std::string>()->default_value("1K"), "SIZE")
+    ("num", "Requests per connection (instead of -t)", cxxopts::value<std::string>(), "COUNT")
+    ("depth", "Requests outstanding per connection", cxxopts::value<std::string>()->default_value("1"), "K");
+  // clang-format on
+}
+
+void fill_rr(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  spec::TestSpec& spec = config.spec;
+  given.rr = args.count("rr") > 0;
+  if (given.rr) spec.workload = "rr";
+  given.rr_options = args["msize"].count() || args.count("num") || args["depth"].count();
+  if (auto size = typed(args, "msize")) spec.rr.message_size = util::parse_size(*size, "--msize");
+  if (auto count = typed(args, "num")) {
+    given.num = true;
+    spec.rr.messages = util::parse_count(*count, "--num");
+  }
+  if (auto depth = typed(args, "depth")) spec.rr.depth = parse_u32(*depth, "--depth");
+}
+
+// --rr: what was typed for it, and what was typed that does not go with it.
+void check_rr(const config::Config& config, const GivenOptions& given) {
+  if (!config.spec.is("rr")) {
+    if (given.rr_options) throw UsageError("--msize, --num and --depth apply to --rr tests");
+    return;
+  }
+  if (given.num && config.spec.rr.messages == 0) throw UsageError("--num must be at least 1");
+  if (given.num && given.time) throw UsageError("--num and -t exclude each other: count messages or time them");
+  if (given.bytes) throw UsageError("-n counts bytes of a bulk test; --rr counts messages with --num");
+  if (given.buffer || given.recv_mode) throw UsageError("-l and --recv-mode apply to bulk tests; --rr sends --msize");
+  if (given.file) throw UsageError("-F sends a file; it does not go with --rr");
+  if (given.engine) throw UsageError("--engine applies to testio's bulk tests; --rr, --transfers, --raw and --iperf3 run on asio");
+  if (given.send_mode)
+    throw UsageError("--send-mode applies to bulk tests (and -F); --rr, --transfers and --raw send their own way");
+}
+}  // namespace testio::cli
