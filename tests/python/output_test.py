@@ -192,6 +192,23 @@ def profiles_load_and_the_command_line_wins():
 
 
 @test
+def the_start_holds_the_spec_and_a_report_runs_its_test_again():
+    with Server() as server, tempfile.TemporaryDirectory() as directory:
+        first = client(server, "3", "-t", "1", "-l", "256K", "-R", "--no-lowat", "-i", "0.5", "--json").stdout
+        spec = json.loads(first)["start"]["testio"]["spec"]
+        check(spec["connections"] == 3 and spec["buffer"] == 262144 and spec["direction"] == "reverse" and
+              spec["rate_lowat"] is False and spec["duration_s"] == 1, f"the report's spec: {spec}")
+        report = os.path.join(directory, "report.json")
+        with open(report, "w") as out:
+            out.write(first)
+        again = json.loads(client(server, "--config", report, "-t", "2", "--json").stdout)
+    valid(again, "--json output of a replayed report")
+    replayed = again["start"]["testio"]["spec"]
+    check(replayed == {**spec, "duration_s": 2}, f"the replayed spec differs: {replayed} against {spec}")
+    check(len(again["end"]["streams"]) == 3, "the replayed test ran a different connection count")
+
+
+@test
 def bad_profiles_name_the_key():
     with tempfile.TemporaryDirectory() as directory:
         cases = [('{"paralel": 4}', "paralel"), ('{"buffer": "2X"}', "--buffer"), ('{"time": [1]}', "time"),
