@@ -10,6 +10,8 @@ and testio's ratio to each. Traffic goes to 127.0.0.1 only; every run is bounded
   tools/bench.py --recv-modes --markdown   # testio alone: receive modes, Gbit/s and CPU per GB
   tools/bench.py --io-paths --rate 4G --markdown  # every engine x receive mode at one total rate:
                                                   # Gbit/s and CPU-seconds per GB on each side
+  tools/bench.py --connections 2 32 --baseline /tmp/testio-before   # a change's before and after,
+                                                  # taking turns with the others in the same rounds
 
 The tools table runs testio three times: its defaults, --recv-mode trunc, and --no-lowat (the
 kernel's SO_RCVLOWAT/TCP_NOTSENT_LOWAT, as the other tools leave them).
@@ -240,6 +242,7 @@ def main():
     parser.add_argument("--io-paths", action="store_true",
                         help="compare testio's engines and receive modes at one total rate (--rate)")
     parser.add_argument("--rate", default="4G", help="--io-paths: the total rate every run is paced to")
+    parser.add_argument("--baseline", help="another testio binary (the build before a change) run beside the rest")
     args = parser.parse_args()
     if args.repeat < 1 or args.repeat > 20 or args.seconds < 1 or args.seconds > 60:
         parser.error("--repeat must be 1..20 and --seconds 1..60")
@@ -266,6 +269,10 @@ def main():
     ]
     for tool, parse in zip(tool_list, (parse_testio, parse_testio, parse_testio, parse_iperf3, parse_iperf2)):
         tool.parse = parse
+    if args.baseline:
+        baseline = Tool("baseline", [args.baseline, "-s", "-B", "127.0.0.1", "-p", "PORT"], testio_client(args.baseline))
+        baseline.parse = parse_testio
+        tool_list.append(baseline)
     rows = []
     try:
         for tool in tool_list:
@@ -286,22 +293,28 @@ def main():
             tool.stop()
 
     if args.markdown:
+        extra = " baseline Gbit/s | baseline/iperf2 | testio/baseline |" if args.baseline else ""
         print("| buffer | connections | testio Gbit/s | testio trunc | testio --no-lowat | iperf3 Gbit/s | "
-              "iperf2 Gbit/s | testio/iperf3 | testio/iperf2 | trunc/iperf2 | --no-lowat/iperf2 |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "iperf2 Gbit/s | testio/iperf3 | testio/iperf2 | trunc/iperf2 | --no-lowat/iperf2 |" + extra)
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if args.baseline else ""))
         for buffer, n, m, _ in rows:
+            cells = (f" {m['baseline']:.1f} | {m['baseline'] / m['iperf2']:.2f} | {m['testio'] / m['baseline']:.2f} |"
+                     if args.baseline else "")
             print(f"| {buffer} | {n} | {m['testio']:.1f} | {m['testio trunc']:.1f} | {m['testio --no-lowat']:.1f} | "
                   f"{m['iperf3']:.1f} | {m['iperf2']:.1f} | {m['testio'] / m['iperf3']:.2f} | "
                   f"{m['testio'] / m['iperf2']:.2f} | {m['testio trunc'] / m['iperf2']:.2f} | "
-                  f"{m['testio --no-lowat'] / m['iperf2']:.2f} |")
+                  f"{m['testio --no-lowat'] / m['iperf2']:.2f} |" + cells)
     else:
         print(f"{'buffer':>8} {'conns':>5} {'testio':>8} {'trunc':>8} {'nolowat':>8} {'iperf3':>8} {'iperf2':>8} "
-              f"{'/iperf3':>8} {'/iperf2':>8} {'trunc/i2':>8} {'nolo/i2':>8}")
+              f"{'/iperf3':>8} {'/iperf2':>8} {'trunc/i2':>8} {'nolo/i2':>8}" +
+              (f" {'baseline':>8} {'base/i2':>8} {'/base':>8}" if args.baseline else ""))
         for buffer, n, m, _ in rows:
+            cells = (f" {m['baseline']:8.1f} {m['baseline'] / m['iperf2']:8.2f} {m['testio'] / m['baseline']:8.2f}"
+                     if args.baseline else "")
             print(f"{buffer:>8} {n:>5} {m['testio']:8.1f} {m['testio trunc']:8.1f} {m['testio --no-lowat']:8.1f} "
                   f"{m['iperf3']:8.1f} {m['iperf2']:8.1f} {m['testio'] / m['iperf3']:8.2f} "
                   f"{m['testio'] / m['iperf2']:8.2f} {m['testio trunc'] / m['iperf2']:8.2f} "
-                  f"{m['testio --no-lowat'] / m['iperf2']:8.2f}")
+                  f"{m['testio --no-lowat'] / m['iperf2']:8.2f}" + cells)
     print("(iperf3 runs with -l 1M where the others use 2M: its largest block size.)")
     print(f"(median Gbit/s of {args.repeat} runs of {args.seconds} s each; receiver-side for testio and iperf3, "
           "sender-side for iperf2)")

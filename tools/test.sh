@@ -3,7 +3,7 @@
 #   1. release build, warnings as errors: every suite (unit, loopback, JSON output, hardening,
 #      and the testbed's accuracy suite, which skips itself unless root with ip netns);
 #   2. ASan + UBSan build: every suite again but the testbed (it measures timing);
-#   3. TSan build: the multi-threaded integration suites;
+#   3. TSan build: the multi-threaded suites (integration, and the in-process 'threads' units);
 #   (stages 2 and 3 each run the 'options' suites beside the rest, two meson test processes);
 #   4. the control-protocol fuzz target for a bounded time (30 s; TESTIO_FUZZ_SECONDS to change).
 # Ends with one line "N passed, N failed" counted over individual test cases of every stage.
@@ -78,12 +78,14 @@ if [ "${TESTIO_QUICK:-0}" != 1 ]; then
     build_failed build-asan
   fi
 
-  # TSan: the binary and the integration suites, where the worker threads are.
+  # TSan: the binary, the integration suites and the in-process lifecycle, engine and workload
+  # units: wherever worker threads run.
   if [ ! -f build-tsan/build.ninja ]; then
     meson setup build-tsan --buildtype=plain "-Dcpp_args=-O1 $sanitizer_warnings -Wno-tsan" \
       -Db_sanitize=thread -Db_lundef=false -Dwerror=true >/dev/null
   fi
-  if ninja -C build-tsan testio tests/loopback_test >/dev/null; then
+  if ninja -C build-tsan testio tests/loopback_test tests/engines_test tests/workloads_test tests/session_test \
+      >/dev/null; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
       halves_stage "TSan" build-tsan --no-suite unit --no-suite testbed --no-rebuild
   else

@@ -25,6 +25,10 @@ class EngineStreams : public ::testing::TestWithParam<spec::Engine> {
   void SetUp() override {
     if (std::string reason = unusable_reason(GetParam(), false); !reason.empty()) GTEST_SKIP() << reason;
   }
+  // The workers go first: their streams read the payload and write the counters.
+  void TearDown() override {
+    if (pool_) pool_->stop();
+  }
 
   // `connections` pairs: senders on worker 0, receivers on worker 1 (one thread each with
   // --engine threads: the pool gets a worker per stream).
@@ -142,6 +146,7 @@ TEST(AsioEngine, SpliceAndMmapReceiveEveryByte) {
     EXPECT_EQ(counters[1].bytes.load(), 5u << 20) << spec::to_string(mode);
     EXPECT_EQ(counters[1].recv_zerocopy_bytes.load() + counters[1].recv_copied_bytes.load(), 5u << 20)
         << spec::to_string(mode);
+    pool.stop();  // before the payload and the counters go
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <spdlog/spdlog.h>
 
 #include "engines/loopback_pairs.hpp"
 #include "session/client.hpp"
@@ -56,6 +57,14 @@ class CapturingReporter final : public report::Reporter {
   std::atomic<bool> ended_{false};
   int intervals_ = 0;
 };
+
+// The log's registry is made here, before any lifecycle's thread logs (spdlog makes it on first
+// use, which TSan cannot see synchronised across threads in the uninstrumented library).
+class QuietLog : public ::testing::Environment {
+ public:
+  void SetUp() override { spdlog::set_level(spdlog::level::warn); }
+};
+const auto* const quiet_log = ::testing::AddGlobalTestEnvironment(new QuietLog);
 
 // testio -s on 127.0.0.1 and a kernel-chosen port, on a thread of its own.
 class LocalServer {

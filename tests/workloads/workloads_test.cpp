@@ -49,6 +49,11 @@ class SidesAgainstEachOther {
     });
   }
 
+  ~SidesAgainstEachOther() {
+    client_pool_->stop();  // the workers go first: their streams write the counters
+    server_pool_->stop();
+  }
+
   std::uint64_t client_bytes(std::uint32_t i) const { return client_counters_[i].bytes.load(); }
   std::uint64_t server_bytes(std::uint32_t i) const { return server_counters_[i].bytes.load(); }
   const std::string& server_digest(std::uint32_t i) const { return digests_[layout_.total() + i]; }
