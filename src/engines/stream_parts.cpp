@@ -59,7 +59,7 @@ char* ReceiverParts::next_buffer() {
 int ReceiverParts::flags() const noexcept { return mode_ == spec::RecvMode::trunc ? MSG_TRUNC : 0; }
 
 void ReceiverParts::took(int fd, std::size_t received, stats::TestNanos since_start) {
-  // (trunc copies nothing out, so a hashed test never uses it: the request parser refuses that.)
+  // (trunc copies nothing out, so a hashed test never uses it: spec/rules.cpp refuses that.)
   if (digest_ && mode_ != spec::RecvMode::trunc) digest_->digest.update(buffer_.get(), received);
   if (mode_ == spec::RecvMode::recv) buffer_.reset();
   if (!received) return;

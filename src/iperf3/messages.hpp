@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/config.hpp"
+#include "spec/test_spec.hpp"
 
 namespace testio::iperf3 {
 
