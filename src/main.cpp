@@ -16,6 +16,7 @@
 #include "iperf3/client_session.hpp"
 #include "iperf3/server_session.hpp"
 #include "report/reporter.hpp"
+#include "util/descriptors.hpp"
 #include "util/logging.hpp"
 #include "util/units.hpp"
 
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
 
   // A peer that vanishes must surface as EPIPE on the write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // Thousands of connections need as many descriptors; the soft limit is often far below the hard.
+  testio::util::raise_descriptor_limit();
   try {
     if (config.raw) return server ? testio::session::run_raw_server(config, out) : testio::session::run_raw_client(config, out);
     if (config.iperf3) return testio::iperf3::run_iperf3_client(config, *reporter);

@@ -167,7 +167,7 @@ void add_general_options(cxxopts::Options& options) {
   options.add_options("Limits and security")
     ("psk-file", "Pre-shared key file: the server demands it, the client proves it (HMAC-SHA256)",
        cxxopts::value<std::string>(), "FILE")
-    ("max-connections", "Cap on connections per test", cxxopts::value<std::string>()->default_value("1024"), "N")
+    ("max-connections", "Cap on connections per test", cxxopts::value<std::string>()->default_value("4096"), "N")
     ("max-buffer", "Cap on -l", cxxopts::value<std::string>()->default_value("256M"), "SIZE")
     ("max-duration", "Cap on -t, -O and -i in seconds", cxxopts::value<std::string>()->default_value("86400"), "SECONDS")
     ("max-frame", "Server: cap on a control message's size", cxxopts::value<std::string>()->default_value("64K"), "SIZE");

@@ -20,7 +20,7 @@ asio::awaitable<nlohmann::json> ControlChannel::read(std::chrono::steady_clock::
 }
 
 asio::awaitable<nlohmann::json> ControlChannel::read_unbounded() {
-  std::array<char, 4096> chunk;
+  std::array<char, 64 * 1024> chunk;  // the figures of thousands of connections arrive in MBs
   for (;;) {
     DecodedFrame frame = decode_frame(received_, max_frame_);
     switch (frame.status) {

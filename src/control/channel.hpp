@@ -2,6 +2,7 @@
 // running the control io_context (the main thread on both sides).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -80,6 +81,11 @@ class ControlChannel {
   asio::awaitable<void> write(nlohmann::json message);
 
   asio::ip::tcp::socket& socket() noexcept { return socket_; }
+  // Frames from now on may be this big (never less than the cap it was made with): the figures a
+  // side sends grow with the test's connections.
+  void allow_frames_up_to(std::uint64_t bytes) noexcept {
+    max_frame_ = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(bytes, max_frame_, UINT32_MAX));
+  }
   // "127.0.0.1:5201" or "[::1]:5201"; empty when the socket is closed.
   std::string peer() const;
 

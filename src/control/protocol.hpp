@@ -126,6 +126,12 @@ struct DirectedResults {
 // At most this many interval records are accepted in one message (a day at 1 s intervals).
 inline constexpr std::size_t kMaxIntervals = 86400;
 
+// The largest a side's figures (sender_done, transfers_done, results) can be for `streams` data
+// connections carrying `intervals` interval records, both directions together: what the reader's
+// frame cap allows, so the frames that grow with a test's connections fit at any count up to the
+// caps. A bound from the widest value of every field, not an estimate.
+std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals) noexcept;
+
 nlohmann::json to_json(const ServerHello& hello);
 nlohmann::json to_json(const TestRequest& request);
 nlohmann::json to_json(const TestAccepted& accepted);

@@ -233,4 +233,15 @@ DirectedResults parse_directed_results(const json& message, const char* type, st
   return results;
 }
 
+std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals) noexcept {
+  // A stream's totals with every optional field at 20 digits, and its digest; a sample of 9 numbers
+  // of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
+  // of the message (CPU, cores for 1024 CPUs, the reverse direction's header).
+  constexpr std::uint64_t kStreamBytes = 512 + 160;
+  constexpr std::uint64_t kSampleBytes = 9 * 21 + 2;
+  constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
+  constexpr std::uint64_t kMessageBytes = 64 * 1024;
+  return kMessageBytes + streams * kStreamBytes + intervals * (kIntervalBytes + streams * kSampleBytes);
+}
+
 }  // namespace testio::control

@@ -143,7 +143,7 @@ TcpReceiver::TcpReceiver(asio::ip::tcp::socket socket, ReceiverParts parts)
     : socket_(std::move(socket)), parts_(std::move(parts)) {
   const spec::RecvMode mode = parts_.mode();
   if (mode == spec::RecvMode::splice || mode == spec::RecvMode::mmap) {
-    zero_copy_ = make_zero_copy_reader(mode, socket_.native_handle(), parts_.buffer_size());
+    zero_copy_ = make_zero_copy_reader(mode, socket_.native_handle(), parts_.buffer_size(), parts_.scratch());
     if (!zero_copy_) parts_.read_into_buffer_instead();
   }
 }

@@ -20,8 +20,10 @@ SenderParts sender_parts(stats::StreamCounters& counters, SenderSpec& spec, Stre
                      RateFollowingMark(RateFollowingMark::Kind::send_backlog, 0, spec.follow_rate)};
 }
 
-ReceiverParts receiver_parts(stats::StreamCounters& counters, ReceiverSpec& spec, StreamDone done) {
-  return ReceiverParts(counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest), spec.follow_rate);
+// Every receiver of a worker reads into the worker's buffer unless it keeps its own (ReceiverParts).
+ReceiverParts receiver_parts(Worker& worker, stats::StreamCounters& counters, ReceiverSpec& spec, StreamDone done) {
+  return ReceiverParts(counters, spec.mode, spec.buffer, std::move(done), std::move(spec.digest), spec.follow_rate,
+                       worker.scratch(spec.buffer));
 }
 
 }  // namespace
@@ -42,7 +44,7 @@ std::unique_ptr<StreamTask> make_sender(Worker& worker, spec::Engine engine, asi
 
 std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, asio::ip::tcp::socket socket,
                                           stats::StreamCounters& counters, ReceiverSpec spec, StreamDone done) {
-  ReceiverParts parts = receiver_parts(counters, spec, std::move(done));
+  ReceiverParts parts = receiver_parts(worker, counters, spec, std::move(done));
   switch (engine) {
     case spec::Engine::threads:
       return std::make_unique<BlockingReceiver>(std::move(socket), std::move(parts), worker.signals());

@@ -22,9 +22,9 @@ util::UniqueFd open_send_file(const std::string& file, std::size_t block) {
   }
   util::UniqueFd memfd(::memfd_create("testio-payload", MFD_CLOEXEC));
   if (!memfd.valid()) throw std::runtime_error(std::string("memfd_create failed: ") + std::strerror(errno));
-  std::unique_ptr<char[]> pattern = util::make_pattern(block);
+  util::PageBuffer pattern = util::make_pattern(block);
   for (std::size_t written = 0; written < block;) {
-    ssize_t n = ::write(memfd.get(), pattern.get() + written, block - written);
+    ssize_t n = ::write(memfd.get(), pattern.data() + written, block - written);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw std::runtime_error(std::string("writing the sendfile memfd failed: ") + std::strerror(errno));
     written += static_cast<std::size_t>(n);

@@ -33,35 +33,47 @@ void SenderParts::finish(int fd, bool failed) {
 }
 
 ReceiverParts::ReceiverParts(stats::StreamCounters& counters, spec::RecvMode mode, std::size_t buffer_size,
-                             StreamDone on_done, std::optional<StreamDigest> digest, bool follow_rate)
+                             StreamDone on_done, std::optional<StreamDigest> digest, bool follow_rate, char* scratch)
     : counters_(counters),
       mode_(mode),
       buffer_size_(buffer_size),
+      scratch_(scratch),
       on_done_(std::move(on_done)),
       digest_(std::move(digest)),
       wakeup_batch_(RateFollowingMark::Kind::receive_wakeup, buffer_size, follow_rate) {
-  // for_overwrite: no zero-fill, so pages are only touched by the kernel's copy (never by trunc).
-  if (mode_ == spec::RecvMode::recv_into || mode_ == spec::RecvMode::trunc)
-    buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+  if (mode_ == spec::RecvMode::recv_into || mode_ == spec::RecvMode::trunc) read_into_one_buffer();
+}
+
+void ReceiverParts::read_into_one_buffer() {
+  if (scratch_ && !digest_) {
+    buffer_ = scratch_;
+    return;
+  }
+  // Mapped, not zero-filled: pages are touched only by the kernel's copy (never by trunc).
+  own_ = util::PageBuffer(buffer_size_);
+  buffer_ = own_.data();
 }
 
 void ReceiverParts::read_into_buffer_instead() {
   mode_ = spec::RecvMode::recv_into;
   counts_copies_ = true;
-  buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+  read_into_one_buffer();
 }
 
 char* ReceiverParts::next_buffer() {
-  if (mode_ == spec::RecvMode::recv) buffer_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
-  return buffer_.get();
+  if (mode_ == spec::RecvMode::recv) {
+    per_call_ = std::make_unique_for_overwrite<char[]>(buffer_size_);
+    buffer_ = per_call_.get();
+  }
+  return buffer_;
 }
 
 int ReceiverParts::flags() const noexcept { return mode_ == spec::RecvMode::trunc ? MSG_TRUNC : 0; }
 
 void ReceiverParts::took(int fd, std::size_t received, stats::TestNanos since_start) {
   // (trunc copies nothing out, so a hashed test never uses it: spec/rules.cpp refuses that.)
-  if (digest_ && mode_ != spec::RecvMode::trunc) digest_->digest.update(buffer_.get(), received);
-  if (mode_ == spec::RecvMode::recv) buffer_.reset();
+  if (digest_ && mode_ != spec::RecvMode::trunc) digest_->digest.update(buffer_, received);
+  if (mode_ == spec::RecvMode::recv) per_call_.reset();
   if (!received) return;
   counters_.record(received, since_start);
   if (counts_copies_) stats::add_relaxed(counters_.recv_copied_bytes, received);
@@ -69,7 +81,7 @@ void ReceiverParts::took(int fd, std::size_t received, stats::TestNanos since_st
 }
 
 void ReceiverParts::finish(bool failed) {
-  if (mode_ == spec::RecvMode::recv) buffer_.reset();
+  if (mode_ == spec::RecvMode::recv) per_call_.reset();
   if (digest_) *digest_->out = digest_->digest.finish();
   report_finished(counters_, failed, on_done_);
 }

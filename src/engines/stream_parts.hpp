@@ -10,6 +10,7 @@
 #include "spec/test_spec.hpp"
 #include "stats/counters.hpp"
 #include "util/digest.hpp"
+#include "util/page_buffer.hpp"
 #include "engines/send_cursor.hpp"
 #include "engines/rate_following_mark.hpp"
 #include "engines/stream_task.hpp"
@@ -62,14 +63,18 @@ struct SenderParts {
 
 class ReceiverParts {
  public:
+  // `scratch`: the worker's buffer, which recv_into and trunc read into unless they hash what they
+  // read (their digest needs the bytes after the call, when another stream may have reused it);
+  // null: the stream holds its own.
   ReceiverParts(stats::StreamCounters& counters, spec::RecvMode mode, std::size_t buffer_size, StreamDone on_done,
-                std::optional<StreamDigest> digest, bool follow_rate);
+                std::optional<StreamDigest> digest, bool follow_rate, char* scratch = nullptr);
 
   spec::RecvMode mode() const noexcept { return mode_; }
   // Where the next call reads to: recv allocates a fresh buffer per call (the point of that
-  // mode); recv_into and trunc reuse one for the connection's life.
+  // mode); recv_into and trunc reuse the worker's, or one of the connection's own when hashing.
   char* next_buffer();
   std::size_t buffer_size() const noexcept { return buffer_size_; }
+  char* scratch() const noexcept { return scratch_; }
   // MSG_TRUNC for trunc: tcp_recvmsg() then drops the bytes without copying them out.
   int flags() const noexcept;
   // A call on `fd` read `received` bytes (0: EOF) into next_buffer()'s buffer; a recv buffer is
@@ -87,10 +92,15 @@ class ReceiverParts {
   void finish(bool failed);
 
  private:
+  void read_into_one_buffer();
+
   stats::StreamCounters& counters_;
   spec::RecvMode mode_;
   std::size_t buffer_size_;
-  std::unique_ptr<char[]> buffer_;
+  char* scratch_;                        // the worker's, or null
+  util::PageBuffer own_;                 // recv_into and trunc when hashing, or without scratch
+  std::unique_ptr<char[]> per_call_;     // recv: this call's
+  char* buffer_ = nullptr;               // where the current call reads to
   StreamDone on_done_;
   std::optional<StreamDigest> digest_;
   bool counts_copies_ = false;

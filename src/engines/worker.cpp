@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,13 @@ Worker::~Worker() { stop(); }
 
 void Worker::add_stream(std::unique_ptr<StreamTask> stream) {
   streams_.push_back(std::move(stream));
+}
+
+char* Worker::scratch(std::size_t size) {
+  // Sizes only grow within a test (every receiver of a test asks for its -l); a larger one gets a
+  // buffer of its own, since streams given the smaller one already hold it.
+  if (scratch_.empty() || scratch_.back().size() < size) scratch_.emplace_back(std::max<std::size_t>(size, 1));
+  return scratch_.back().data();
 }
 
 void Worker::start() {

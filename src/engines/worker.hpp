@@ -12,6 +12,7 @@
 #include <asio/post.hpp>
 
 #include "engines/stream_task.hpp"
+#include "util/page_buffer.hpp"
 
 namespace testio::engines {
 
@@ -32,6 +33,11 @@ class Worker {
   // worker's first such stream; null until then. It runs after every stream's begin().
   StreamLoop* loop() const noexcept { return loop_.get(); }
   void set_loop(std::unique_ptr<StreamLoop> loop) { loop_ = std::move(loop); }
+  // A buffer of at least `size` bytes that every stream of this worker may read into when it keeps
+  // nothing of what it reads (recv_into, trunc, an echo's reply it drops, a download it discards):
+  // only this worker's thread reads into it, one call at a time, so one serves them all and the
+  // memory does not grow with the connections. Ask before start(); the worker frees it.
+  char* scratch(std::size_t size);
   // Starts the thread; throws std::runtime_error when it cannot be pinned to its CPU.
   void start();
   // Calls begin() on every stream, on the worker thread.
@@ -53,6 +59,7 @@ class Worker {
   asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
   BlockingSignals signals_;
   std::unique_ptr<StreamLoop> loop_;  // outlives the streams registered with it
+  std::vector<util::PageBuffer> scratch_;  // the largest last; outlives the streams
   std::vector<std::unique_ptr<StreamTask>> streams_;  // destroyed before context_
   std::thread thread_;
 };

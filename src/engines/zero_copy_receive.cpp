@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "util/page_buffer.hpp"
 #include "util/unique_fd.hpp"
 
 namespace testio::engines {
@@ -105,9 +106,11 @@ std::unique_ptr<ZeroCopyReader> make_splice_reader(std::size_t buffer) {
 // page) the kernel names in recv_skip_hint, and that is read with a plain recv into a buffer.
 class MappedReader final : public ZeroCopyReader {
  public:
-  MappedReader(void* window, std::size_t window_size, std::size_t copy_size)
+  // `copy`: where recv_skip_hint's bytes are read to (the worker's buffer: a drain reads and counts
+  // them before it returns, so no other stream reuses it meanwhile); null: a buffer of its own.
+  MappedReader(void* window, std::size_t window_size, std::size_t copy_size, char* copy)
       : window_(static_cast<char*>(window)), window_size_(window_size),
-        copy_(std::make_unique_for_overwrite<char[]>(copy_size)), copy_size_(copy_size) {}
+        own_copy_(copy ? 0 : copy_size), copy_(copy ? copy : own_copy_.data()), copy_size_(copy_size) {}
   ~MappedReader() override { ::munmap(window_, window_size_); }
   MappedReader(const MappedReader&) = delete;
   MappedReader& operator=(const MappedReader&) = delete;
@@ -135,14 +138,14 @@ class MappedReader final : public ZeroCopyReader {
       // Nothing mapped and nothing to skip: the queue is empty or at EOF, which only recv tells.
       if (request.length == 0 && to_copy == 0) to_copy = copy_size_;
       if (to_copy == 0) continue;
-      ssize_t got = ::recv(socket, copy_.get(), std::min(to_copy, copy_size_), MSG_DONTWAIT);
+      ssize_t got = ::recv(socket, copy_, std::min(to_copy, copy_size_), MSG_DONTWAIT);
       if (got == 0) return DrainEnd::eof;
       if (got < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN) return DrainEnd::would_block;
         return DrainEnd::failed;
       }
-      sink.copied(copy_.get(), static_cast<std::size_t>(got));
+      sink.copied(copy_, static_cast<std::size_t>(got));
     }
     return DrainEnd::more;
   }
@@ -150,12 +153,13 @@ class MappedReader final : public ZeroCopyReader {
  private:
   char* window_;
   std::size_t window_size_;
-  std::unique_ptr<char[]> copy_;  // for recv_skip_hint: allocated once, like recv_into's buffer
+  util::PageBuffer own_copy_;
+  char* copy_;  // for recv_skip_hint
   std::size_t copy_size_;
   bool called_ = false;
 };
 
-std::unique_ptr<ZeroCopyReader> make_mapped_reader(int socket, std::size_t buffer) {
+std::unique_ptr<ZeroCopyReader> make_mapped_reader(int socket, std::size_t buffer, char* copy) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   // Whole pages only; the kernel maps at most what fits in 32 bits per call.
   const std::size_t window_size = std::min<std::size_t>((buffer + page - 1) / page * page, 1u << 30);
@@ -164,7 +168,7 @@ std::unique_ptr<ZeroCopyReader> make_mapped_reader(int socket, std::size_t buffe
     warn_fallback(spec::RecvMode::mmap, ("the socket cannot be mapped: " + errno_text()).c_str());
     return nullptr;
   }
-  return std::make_unique<MappedReader>(window, window_size, buffer);
+  return std::make_unique<MappedReader>(window, window_size, buffer, copy);
 }
 
 }  // namespace
@@ -183,10 +187,11 @@ void ReceiveSink::copied(const char* data, std::size_t bytes) noexcept {
   count(counters.recv_copied_bytes, data, bytes);
 }
 
-std::unique_ptr<ZeroCopyReader> make_zero_copy_reader(spec::RecvMode mode, int socket, std::size_t buffer) {
+std::unique_ptr<ZeroCopyReader> make_zero_copy_reader(spec::RecvMode mode, int socket, std::size_t buffer,
+                                                      char* copy) {
   switch (mode) {
     case spec::RecvMode::splice: return make_splice_reader(buffer);
-    case spec::RecvMode::mmap: return make_mapped_reader(socket, buffer);
+    case spec::RecvMode::mmap: return make_mapped_reader(socket, buffer, copy);
     case spec::RecvMode::recv:
     case spec::RecvMode::recv_into:
     case spec::RecvMode::trunc: break;

@@ -48,7 +48,9 @@ class ZeroCopyReader {
 // The reader for `mode` (splice or mmap) on `socket`, reading about `buffer` bytes per call; null
 // for any other mode, or (after one warning per process) where the kernel cannot do it here: the
 // receiver then reads with recv_into and counts every byte as copied.
-std::unique_ptr<ZeroCopyReader> make_zero_copy_reader(spec::RecvMode mode, int socket, std::size_t buffer);
+// `copy` (may be null) is the worker's buffer, for what mmap copies.
+std::unique_ptr<ZeroCopyReader> make_zero_copy_reader(spec::RecvMode mode, int socket, std::size_t buffer,
+                                                      char* copy = nullptr);
 
 // Says once per process, and per mode, that `mode` fell back to recv_into, and why.
 void warn_fallback(spec::RecvMode mode, const char* why);

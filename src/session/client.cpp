@@ -181,6 +181,7 @@ void ClientTest::prepare() {
       !reason.empty())
     throw std::runtime_error(reason);
   threads_ = spec::worker_threads(spec_.engine, spec_.threads, layout_.total());
+  check_descriptors(spec_, layout_, Side::client, threads_);
 }
 
 // The control connection: preamble, hello (and the key's answer), the request, the server's answer.
@@ -290,8 +291,17 @@ void ClientTest::end_window() {
   }
 }
 
+// The intervals the server's figures may carry: the window's at -i, or, for a counted test whose
+// length nobody knows, an hour's.
+std::uint64_t expected_intervals(const spec::TestSpec& spec) {
+  constexpr double kCountedSeconds = 3600;
+  const double seconds = spec.timed() ? spec.window_s() : kCountedSeconds;
+  return (spec.interval_s > 0 ? static_cast<std::uint64_t>(seconds / spec.interval_s) : 0) + 3;
+}
+
 // Our figures go first; the server answers once every stream has reached its end on its side.
 asio::awaitable<void> ClientTest::exchange_results() {
+  control_->allow_frames_up_to(control::figures_frame_bound(layout_.total(), expected_intervals(spec_)));
   mine_ = streams_->measurement().finish(Side::client);
   co_await control_->write(control::to_json(summary_of(*mine_), side_->done_message()));
   theirs_ = control::parse_directed_results(co_await control_->read(kResultsLimit), "results", layout_.forward,

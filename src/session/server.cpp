@@ -1,5 +1,7 @@
 #include "session/server.hpp"
 
+#include <malloc.h>
+
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -18,6 +20,7 @@
 #include "control/channel.hpp"
 #include "control/framing.hpp"
 #include "engines/bulk_streams.hpp"
+#include "session/test_start.hpp"
 #include "workloads/registry.hpp"
 
 namespace testio::session {
@@ -238,6 +241,8 @@ std::shared_ptr<ServerTest> Server::admit(control::TestRequest request) {
   const bool zerocopy_sends = side->layout().reverse && spec.send_mode == spec::SendMode::zerocopy;
   if (std::string reason = engines::unusable_reason(spec.engine, zerocopy_sends); !reason.empty())
     throw std::runtime_error(reason);
+  check_descriptors(spec, side->layout(), workloads::Side::server,
+                    spec::worker_threads(spec.engine, spec.threads, side->layout().total()));
   std::vector<std::uint32_t> cpus = config_.spec.cpus.empty() ? spec.cpus : config_.spec.cpus;
   auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(side),
                                            std::move(cpus));
@@ -288,6 +293,8 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   if (!failure.empty()) co_await send_error(control, failure, code);
   tests_.erase(id);
   slots_.release();
+  // What the test's control thread allocated (intervals, frames) goes back to the kernel too.
+  if (tests_.empty()) ::malloc_trim(0);
   if (config_.one_off) {
     exit_code_ = succeeded ? 0 : 1;
     stop();

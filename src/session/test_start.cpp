@@ -1,5 +1,7 @@
 #include "session/test_start.hpp"
 
+#include "util/descriptors.hpp"
+
 
 namespace testio::session {
 
@@ -27,6 +29,21 @@ std::string tune_data_connection(int fd, const spec::TestSpec& spec, bool sendin
   if (spec.window) clamped = net::clamp_warning(net::set_socket_buffers(fd, spec.window));
   net::apply_tuning(fd, data_tuning(spec, sending, mss));
   return clamped;
+}
+
+std::uint64_t descriptors_needed(const spec::TestSpec& spec, const workloads::DirectionLayout& layout,
+                                 workloads::Side, unsigned threads) {
+  // The control connection, a listener, the log, a sendfile source.
+  constexpr std::uint64_t kOthers = 4;
+  const std::uint64_t rings = spec.engine == spec::Engine::uring ? threads : 0;
+  return layout.total() + rings + kOthers;
+}
+
+void check_descriptors(const spec::TestSpec& spec, const workloads::DirectionLayout& layout, workloads::Side side,
+                       unsigned threads) {
+  const std::string what = std::to_string(layout.total()) + (layout.total() == 1 ? " data connection" : " data connections");
+  std::string shortfall = util::descriptor_shortfall(descriptors_needed(spec, layout, side, threads), what);
+  if (!shortfall.empty()) throw std::runtime_error(shortfall);
 }
 
 void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {

@@ -46,7 +46,7 @@ std::optional<Direction> direction_from_string(std::string_view text) noexcept;
 // Caps a server enforces on what a client asks for; the client checks the same caps before it
 // connects, so a user hears about a bad value before any connection is made.
 struct Limits {
-  std::uint32_t max_connections = 1024;
+  std::uint32_t max_connections = 4096;
   std::uint64_t max_buffer = 256ull << 20;     // 256 MiB per read/write call
   std::uint64_t max_window = 1ull << 30;       // 1 GiB socket buffer request
   double max_duration_s = 86400.0;             // one day

@@ -4,7 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+
+#include "util/page_buffer.hpp"
 
 namespace testio::util {
 
@@ -16,9 +17,9 @@ inline void fill_pattern(char* data, std::size_t size) noexcept {
   }
 }
 
-inline std::unique_ptr<char[]> make_pattern(std::size_t size) {
-  auto data = std::make_unique_for_overwrite<char[]>(size);
-  fill_pattern(data.get(), size);
+inline PageBuffer make_pattern(std::size_t size) {
+  PageBuffer data(size);
+  fill_pattern(data.data(), size);
   return data;
 }
 

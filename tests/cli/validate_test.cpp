@@ -132,7 +132,7 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
       {{"-c", "h", "-R", "--rr"}, "bulk tests"},
       {{"-c", "h", "--bidir", "-F", "f"}, "-F"},
       {{"-s", "--bidir"}, "client option"},
-      {{"-c", "h", "--bidir", "513"}, "twice"},
+      {{"-c", "h", "--bidir", "2049"}, "twice"},
       {{"-c", "h", "--engine", "fast"}, "asio, threads, uring"},
       {{"-c", "h", "--engine", "asio", "--rr"}, "bulk tests"},
       {{"-s", "--engine", "asio"}, "client option"},

@@ -43,7 +43,7 @@ class EngineStreams : public ::testing::TestWithParam<spec::Engine> {
       auto [near, far] = testing::loopback_pair(control_);
       Worker& sending = pool_->worker_for_stream(2 * i);
       Worker& receiving = pool_->worker_for_stream(2 * i + 1);
-      SenderSpec sender{payload_.get(), kBlock, kBlock, stats::share_of_total(total, connections, i), {}, {}, source,
+      SenderSpec sender{payload_.data(), kBlock, kBlock, stats::share_of_total(total, connections, i), {}, {}, source,
                         true};
       ReceiverSpec receiver{mode, kBlock, std::nullopt, true};
       if (hashed) {
@@ -70,7 +70,7 @@ class EngineStreams : public ::testing::TestWithParam<spec::Engine> {
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<stats::StreamCounters[]> counters_;
   std::vector<std::string> digests_;
-  std::unique_ptr<char[]> payload_;
+  util::PageBuffer payload_;
   std::uint32_t connections_ = 0;
 };
 
@@ -136,7 +136,7 @@ TEST(AsioEngine, SpliceAndMmapReceiveEveryByte) {
     Worker& sending = pool.worker_for_stream(0);
     Worker& receiving = pool.worker_for_stream(1);
     sending.add_stream(make_sender(sending, spec::Engine::asio, testing::moved_to(sending.context(), std::move(near)),
-                                   counters[0], SenderSpec{payload.get(), kBlock, kBlock, 5u << 20, {}, {}, {}, true}, {}));
+                                   counters[0], SenderSpec{payload.data(), kBlock, kBlock, 5u << 20, {}, {}, {}, true}, {}));
     receiving.add_stream(make_receiver(receiving, spec::Engine::asio,
                                        testing::moved_to(receiving.context(), std::move(far)), counters[1],
                                        ReceiverSpec{mode, kBlock, std::nullopt, true}, {}));

@@ -151,7 +151,7 @@ def bad_directions_are_one_sentence():
     cases = [(["-c", "h", "-R", "--bidir"], "exclude"), (["-c", "h", "-R", "--rr"], "bulk tests"),
              (["-c", "h", "--bidir", "--transfers", "3", "--size", "1K"], "bulk tests"),
              (["-c", "h", "-R", "-F", "/etc/hostname"], "-F"), (["-s", "-R"], "client option"),
-             (["-c", "h", "--bidir", "600"], "twice"), (["-c", "h", "-R", "--raw"], "bulk tests"),
+             (["-c", "h", "--bidir", "2049"], "twice"), (["-c", "h", "-R", "--raw"], "bulk tests"),
              (["-c", "h", "--bidir", "2", "--cport", "5000-5002"], "4 connections")]
     for args, mentions in cases:
         done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30,

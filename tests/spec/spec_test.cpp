@@ -99,8 +99,8 @@ TEST(SpecRules, EachRuleSaysWhichOptionBreaksIt) {
   };
   const Case cases[] = {
       {[](TestSpec& s) { s.connections = 0; }, "at least 1"},
-      {[](TestSpec& s) { s.connections = 5000; }, "cap of 1024"},
-      {[](TestSpec& s) { s.connections = 600; s.direction = Direction::bidir; }, "twice"},
+      {[](TestSpec& s) { s.connections = 5000; }, "cap of 4096"},
+      {[](TestSpec& s) { s.connections = 2100; s.direction = Direction::bidir; }, "twice"},
       {[](TestSpec& s) { s.threads = 1000; }, "-T"},
       {[](TestSpec& s) { s.duration_s = 1e6; }, "-t"},
       {[](TestSpec& s) { s.interval_s = 0.05; }, "-i"},

@@ -64,14 +64,14 @@ class BulkSide final : public TestSide {
   std::optional<util::MappedFile> file_;  // client, -F: each sender sends its contiguous part
   util::UniqueFd send_file_;              // --send-mode sendfile: the -F file or a memfd of the block
   spec::SendMode send_mode_;              // as used: zerocopy falls back to send where refused
-  std::vector<std::unique_ptr<char[]>> payloads_;  // by worker index
+  std::vector<util::PageBuffer> payloads_;  // by worker index
 };
 
 const char* BulkSide::payload_for(const engines::Worker& worker) {
   if (payloads_.size() <= worker.index()) payloads_.resize(worker.index() + 1);
-  std::unique_ptr<char[]>& payload = payloads_[worker.index()];
+  util::PageBuffer& payload = payloads_[worker.index()];
   if (!payload) payload = util::make_pattern(spec_.buffer);
-  return payload.get();
+  return payload.data();
 }
 
 std::unique_ptr<engines::StreamTask> BulkSide::make_sender(StreamPlace& place, tcp::socket socket) {

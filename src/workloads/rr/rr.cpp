@@ -1,5 +1,6 @@
 #include "workloads/rr/rr.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "report/rr_report.hpp"
@@ -12,7 +13,11 @@ namespace {
 
 using asio::ip::tcp;
 
-constexpr std::size_t kEchoBuffer = 256 * 1024;  // an echo writes back whatever one read returned
+// An echo writes back whatever one read returned, so its buffer is the connection's own: room for
+// the messages a client keeps outstanding, at least a few pages, at most 256 KiB.
+std::size_t echo_buffer_size(const spec::RrSpec& rr) {
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(rr.message_size * rr.depth, 4096, 256 * 1024));
+}
 constexpr std::uint32_t kMaxDepth = 1u << 16;
 
 [[noreturn]] void refuse(const std::string& sentence) { throw spec::SpecError(sentence); }
@@ -33,10 +38,11 @@ class RrClientSide final : public TestSide {
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
     if (payloads_.size() <= place.worker.index()) payloads_.resize(place.worker.index() + 1);
-    std::unique_ptr<char[]>& payload = payloads_[place.worker.index()];
+    util::PageBuffer& payload = payloads_[place.worker.index()];
     if (!payload) payload = util::make_pattern(spec_.rr.message_size);
-    return std::make_unique<RrClient>(std::move(*socket), place.counters, payload.get(), spec_.rr.message_size,
+    return std::make_unique<RrClient>(std::move(*socket), place.counters, payload.data(), spec_.rr.message_size,
                                       spec_.rr.depth, spec_.rr.messages, latencies_[place.index],
+                                      place.worker.scratch(RrClient::echo_read_size(spec_.rr.message_size)),
                                       std::move(place.done), blocking_if_alone(place, spec_.connections));
   }
 
@@ -49,22 +55,24 @@ class RrClientSide final : public TestSide {
  private:
   spec::TestSpec spec_;
   std::unique_ptr<stats::LatencyHistogram[]> latencies_;  // one per connection
-  std::vector<std::unique_ptr<char[]>> payloads_;         // by worker index
+  std::vector<util::PageBuffer> payloads_;                // by worker index
 };
 
 class EchoSide final : public TestSide {
  public:
-  explicit EchoSide(const spec::TestSpec& spec) : connections_(spec.connections) {}
+  explicit EchoSide(const spec::TestSpec& spec)
+      : connections_(spec.connections), buffer_size_(echo_buffer_size(spec.rr)) {}
 
   DirectionLayout layout() const override { return {connections_, 0}; }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
-    return std::make_unique<TcpEcho>(std::move(*socket), place.counters, kEchoBuffer, std::move(place.done),
+    return std::make_unique<TcpEcho>(std::move(*socket), place.counters, buffer_size_, std::move(place.done),
                                      blocking_if_alone(place, connections_));
   }
 
  private:
   std::uint32_t connections_;
+  std::size_t buffer_size_;
 };
 
 class Rr final : public Workload {

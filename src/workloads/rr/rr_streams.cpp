@@ -48,7 +48,8 @@ std::uint64_t nanoseconds(engines::Clock::duration duration) noexcept {
 
 RrClient::RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
                    std::size_t message_size, std::uint32_t depth, std::uint64_t messages,
-                   stats::LatencyHistogram& latencies, engines::StreamDone on_done, const engines::BlockingSignals* blocking)
+                   stats::LatencyHistogram& latencies, char* echo_buffer, engines::StreamDone on_done,
+                   const engines::BlockingSignals* blocking)
     : socket_(std::move(socket)),
       blocking_(depth <= 1 ? blocking : nullptr),
       deadline_timer_(socket_.get_executor()),
@@ -59,10 +60,14 @@ RrClient::RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters
       limit_(messages),
       latencies_(latencies),
       sent_at_(depth_),
-      echo_buffer_(std::make_unique_for_overwrite<char[]>(std::min(message_size, kEchoReadSize))),
+      echo_buffer_(echo_buffer),
       on_done_(std::move(on_done)) {
   asio::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);  // a request must not wait for Nagle
+}
+
+std::size_t RrClient::echo_read_size(std::size_t message_size) noexcept {
+  return std::min(message_size, kEchoReadSize);
 }
 
 void RrClient::begin(const engines::TestClock& clock) {
@@ -104,7 +109,7 @@ void RrClient::send_next() {
 }
 
 void RrClient::read_next() {
-  socket_.async_read_some(asio::buffer(echo_buffer_.get(), std::min(message_size_, kEchoReadSize)),
+  socket_.async_read_some(asio::buffer(echo_buffer_, echo_read_size(message_size_)),
                           [this](const asio::error_code& error, std::size_t received) {
                             if (finished_) return;
                             if (error) {
@@ -127,8 +132,8 @@ void RrClient::run_blocking() {
   const int fd = socket_.native_handle();
   engines::make_blocking(fd);
   const engines::BlockingSignals& signals = *blocking_;
-  char* echo = echo_buffer_.get();
-  const std::size_t echo_size = std::min(message_size_, kEchoReadSize);
+  char* echo = echo_buffer_;
+  const std::size_t echo_size = echo_read_size(message_size_);
   bool failed = false;
   while (!signals.window_closed.load(std::memory_order_relaxed) && !(limit_ && issued_ >= limit_)) {
     const engines::Clock::time_point sent_at = engines::Clock::now();

@@ -23,10 +23,13 @@ namespace testio::workloads {
 class RrClient final : public engines::StreamTask {
  public:
   // `payload` holds at least `message_size` bytes and outlives the stream; `messages` 0 = until the
-  // deadline. Counters: bytes sent, and messages sent as calls. Latencies go to `latencies`.
+  // deadline. Counters: bytes sent, and messages sent as calls. Latencies go to `latencies`. The
+  // echoes are read into `echo_buffer` (echo_read_size(message_size) bytes, the worker's: they are
+  // counted, never kept).
   RrClient(asio::ip::tcp::socket socket, stats::StreamCounters& counters, const char* payload,
            std::size_t message_size, std::uint32_t depth, std::uint64_t messages, stats::LatencyHistogram& latencies,
-           engines::StreamDone on_done, const engines::BlockingSignals* blocking = nullptr);
+           char* echo_buffer, engines::StreamDone on_done, const engines::BlockingSignals* blocking = nullptr);
+  static std::size_t echo_read_size(std::size_t message_size) noexcept;
 
   void begin(const engines::TestClock& clock) override;
   void end_window() noexcept override;
@@ -49,7 +52,7 @@ class RrClient final : public engines::StreamTask {
   std::uint64_t limit_;
   stats::LatencyHistogram& latencies_;
   std::vector<engines::Clock::time_point> sent_at_;  // ring of `depth` send times, allocated once
-  std::unique_ptr<char[]> echo_buffer_;
+  char* echo_buffer_;
   std::uint64_t issued_ = 0;     // messages whose write has started
   std::uint64_t completed_ = 0;
   std::uint64_t echo_bytes_ = 0;

@@ -35,13 +35,15 @@ std::string transfer_file_name(const std::string& dir, std::uint64_t count, std:
 std::string TransferPlan::file_for(std::uint64_t index) const { return transfer_file_name(save_dir, count, index); }
 
 TransferClient::TransferClient(asio::io_context& context, stats::StreamCounters& counters, TransferPlan& plan,
-                               const Preamble& preamble, TransferTally& tally, engines::StreamDone on_done)
+                               const Preamble& preamble, TransferTally& tally, engines::StreamDone on_done,
+                               char* scratch)
     : socket_(context),
       counters_(counters),
       plan_(plan),
       preamble_(preamble),
       tally_(tally),
-      buffer_(std::make_unique_for_overwrite<char[]>(plan.read_size)),
+      own_buffer_(scratch && plan.save_dir.empty() ? 0 : plan.read_size),
+      buffer_(own_buffer_ ? own_buffer_.data() : scratch),
       on_done_(std::move(on_done)) {}
 
 TransferClient::~TransferClient() { remove_partial_file(); }
@@ -137,7 +139,7 @@ void TransferClient::read_next() {
   // next read must see the server's EOF.
   std::size_t want = plan_.read_size;
   if (plan_.reuse) want = static_cast<std::size_t>(std::min<std::uint64_t>(want, plan_.size - received_));
-  socket_.async_read_some(asio::buffer(buffer_.get(), want),
+  socket_.async_read_some(asio::buffer(buffer_, want),
                           [this](const asio::error_code& error, std::size_t received) { on_read(error, received); });
 }
 
@@ -160,7 +162,7 @@ void TransferClient::on_read(const asio::error_code& error, std::size_t received
   counters_.record(received, clock_.since_start(engines::Clock::now()));
   received_ += received;
   for (std::size_t written = 0; file_ >= 0 && written < received;) {
-    ssize_t n = ::write(file_, buffer_.get() + written, received - written);
+    ssize_t n = ::write(file_, buffer_ + written, received - written);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       fail("writing " + file_path_ + " failed: " + std::strerror(errno));
@@ -219,7 +221,7 @@ void TransferClient::finish_slot(bool failed) {
     // Half-close and wait for the server's close: then it has counted everything it sent.
     asio::error_code ignored;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-    socket_.async_read_some(asio::buffer(buffer_.get(), 1), [this](const asio::error_code& error, std::size_t) {
+    socket_.async_read_some(asio::buffer(buffer_, 1), [this](const asio::error_code& error, std::size_t) {
       asio::error_code ignored_close;
       socket_.close(ignored_close);
       engines::report_finished(counters_, error != asio::error::eof, on_done_);

@@ -13,6 +13,7 @@
 #include <asio/ip/tcp.hpp>
 
 #include "stats/counters.hpp"
+#include "util/page_buffer.hpp"
 #include "stats/histogram.hpp"
 #include "engines/stream_task.hpp"
 
@@ -53,9 +54,10 @@ using Preamble = std::array<unsigned char, 24>;
 
 class TransferClient final : public engines::StreamTask {
  public:
-  // `preamble` announces the test and this slot on every connection it opens.
+  // `preamble` announces the test and this slot on every connection it opens. `scratch`: the
+  // worker's buffer, read into when nothing is saved (null, or --save: a buffer of its own).
   TransferClient(asio::io_context& context, stats::StreamCounters& counters, TransferPlan& plan,
-                 const Preamble& preamble, TransferTally& tally, engines::StreamDone on_done);
+                 const Preamble& preamble, TransferTally& tally, engines::StreamDone on_done, char* scratch);
   ~TransferClient() override;
 
   void begin(const engines::TestClock& clock) override;
@@ -80,7 +82,8 @@ class TransferClient final : public engines::StreamTask {
   TransferPlan& plan_;
   Preamble preamble_;
   TransferTally& tally_;
-  std::unique_ptr<char[]> buffer_;
+  util::PageBuffer own_buffer_;  // with --save: the bytes stay until written to the file
+  char* buffer_;                 // the worker's, or own_buffer_
   std::uint64_t current_ = 0;       // transfer number under way
   std::uint64_t received_ = 0;      // of the current transfer
   engines::Clock::time_point started_;

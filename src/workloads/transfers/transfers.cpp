@@ -36,7 +36,8 @@ class DownloadSide final : public TestSide {
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
     if (!plan_) plan_ = make_transfer_plan(config_, spec_, place.server);
     return std::make_unique<TransferClient>(place.worker.context(), place.counters, *plan_, place.preamble,
-                                            tallies_[place.index], std::move(place.done));
+                                            tallies_[place.index], std::move(place.done),
+                                            place.worker.scratch(plan_->read_size));
   }
 
   void add_to_report(report::TestReport& report) const override {
@@ -75,7 +76,7 @@ class ServeSide final : public TestSide {
       payload_size_ = served->size();
     } else {
       generated_ = util::make_pattern(spec.buffer);
-      payload_ = generated_.get();
+      payload_ = generated_.data();
       payload_size_ = spec.buffer;
     }
   }
@@ -103,7 +104,7 @@ class ServeSide final : public TestSide {
 
  private:
   spec::TestSpec spec_;
-  std::unique_ptr<char[]> generated_;
+  util::PageBuffer generated_;
   const char* payload_ = nullptr;
   std::size_t payload_size_ = 0;
   std::vector<TransferSource*> sources_;  // by slot; owned by their workers
