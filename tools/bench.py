@@ -12,6 +12,9 @@ and testio's ratio to each. Traffic goes to 127.0.0.1 only; every run is bounded
                                                   # Gbit/s and CPU-seconds per GB on each side
   tools/bench.py --connections 2 32 --baseline /tmp/testio-before   # a change's before and after,
                                                   # taking turns with the others in the same rounds
+  tools/bench.py --connections 1 8 32 128 512 1024 --buffers default --plot docs/scale.png
+                                                  # the scale curve: each server's CPU per GB and
+                                                  # memory per connection too
 
 The tools table runs testio three times: its defaults, --recv-mode trunc, and --no-lowat (the
 kernel's SO_RCVLOWAT/TCP_NOTSENT_LOWAT, as the other tools leave them).
@@ -24,6 +27,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,9 +50,48 @@ def wait_listening(port: int, limit: float = 10.0) -> None:
     raise RuntimeError(f"nothing listens on port {port}")
 
 
+def server_cpu_seconds(pid):
+    """User + system CPU the process has used, every thread's."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def resident_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class PeakRss:
+    """The server's largest VmRSS while a client runs, polled every 20 ms on a thread of its own."""
+
+    def __init__(self, pid):
+        self.pid, self.peak, self.done = pid, resident_kib(pid), threading.Event()
+        self.thread = threading.Thread(target=self.poll, daemon=True)
+
+    def poll(self):
+        while not self.done.wait(0.02):
+            self.peak = max(self.peak, resident_kib(self.pid))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.done.set()
+        self.thread.join()
+
+
 class Tool:
-    def __init__(self, name, server_argv, client):
+    """A server started once and a client run per sample. Each sample is the receiver's Gbit/s,
+    the server's (the receiver's) CPU-seconds per GB and its peak RSS above what it held before."""
+
+    def __init__(self, name, server_argv, client, max_connections=None):
         self.name, self.server_argv, self.client = name, server_argv, client
+        self.max_connections = max_connections
         self.port = free_port()
         self.server = None
 
@@ -65,12 +108,21 @@ class Tool:
             except subprocess.TimeoutExpired:
                 self.server.kill()
 
+    def runs(self, connections):
+        return self.max_connections is None or connections <= self.max_connections
+
     def run(self, connections, seconds, buffer):
         argv = self.client(self.port, connections, seconds, buffer)
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60)
+        pid = self.server.pid
+        cpu_before, rss_before = server_cpu_seconds(pid), resident_kib(pid)
+        with PeakRss(pid) as rss:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 120)
         if done.returncode != 0:
             raise RuntimeError(f"{self.name} failed: {' '.join(argv)}\n{done.stderr}")
-        return self.parse(done.stdout)
+        gbps = self.parse(done.stdout)
+        gigabytes = gbps * seconds / 8
+        cpu_per_gb = (server_cpu_seconds(pid) - cpu_before) / gigabytes if gigabytes else 0
+        return gbps, cpu_per_gb, max(0, rss.peak - rss_before)
 
 
 def testio_client(binary, *extra):
@@ -116,118 +168,6 @@ def parse_iperf2(out):
     return sum(float(r[8]) for r in rows) / 1e9
 
 
-def recv_mode_table(args):
-    """testio alone, each receive mode in turn (rotating order), reading its own JSON: receiver
-    Gbit/s, receive calls, bytes per call and the receiver's CPU-seconds per GB."""
-    modes = ["recv", "recv_into", "trunc"]
-    server = Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], None)
-    rows = []
-    server.start()
-    try:
-        for n in args.connections:
-            samples = {mode: [] for mode in modes}
-            for round_index in range(args.repeat):
-                for mode in modes[round_index % 3:] + modes[:round_index % 3]:
-                    argv = [args.testio, "-c", "127.0.0.1", "-p", str(server.port), str(n), "-t", str(args.seconds),
-                            "--recv-mode", mode, "--json"]
-                    done = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds + 60)
-                    if done.returncode != 0:
-                        raise RuntimeError(f"testio failed: {done.stderr}")
-                    end = json.loads(done.stdout)["end"]
-                    receiver = end["testio"]["receiver"]
-                    samples[mode].append((end["sum_received"]["bits_per_second"] / 1e9,
-                                          receiver["cpu"]["cpu_seconds_per_gb"], receiver["bytes_per_call"]))
-            for mode in modes:
-                rows.append((n, mode, *(statistics.median(s[i] for s in samples[mode]) for i in range(3))))
-                print(f"# {n} connections, {mode}: {rows[-1][2]:.1f} Gbit/s", file=sys.stderr, flush=True)
-    finally:
-        server.stop()
-    if args.markdown:
-        print("| connections | recv mode | Gbit/s | receiver CPU-s per GB | bytes per receive call |")
-        print("|---:|---|---:|---:|---:|")
-        for n, mode, rate, cpu, per_call in rows:
-            print(f"| {n} | {mode} | {rate:.1f} | {cpu:.3f} | {per_call:,.0f} |")
-    else:
-        for n, mode, rate, cpu, per_call in rows:
-            print(f"{n:>5} {mode:>10} {rate:8.1f} Gbit/s {cpu:8.3f} CPU-s/GB {per_call:12,.0f} B/call")
-    print(f"(median of {args.repeat} runs of {args.seconds} s; CPU is the server process, which only receives)")
-
-
-ENGINES = ["asio", "threads", "uring"]
-RECV_MODES = ["recv", "recv_into", "trunc", "splice", "mmap"]
-
-
-def refusal(binary, *options):
-    """testio's one-sentence refusal of these options (exit 2), or None when it runs them."""
-    done = subprocess.run([binary, "-c", "127.0.0.1", "-p", "1", "-n", "1K", *options], capture_output=True,
-                          text=True, timeout=30, stdin=subprocess.DEVNULL)
-    return done.stderr.strip().removeprefix("testio: ") if done.returncode == 2 else None
-
-
-def io_path_table(args):
-    """testio alone: each engine with each receive mode, every connection paced so the total is
-    --rate, in rotating order. At an equal rate the CPU-seconds per GB of each side compare the
-    I/O paths (recv vs recv_into, blocking threads vs event loops vs io_uring) fairly; the calls
-    and bytes per call show how each moved the data."""
-    total_bps = parse_rate(args.rate)
-    combos = []
-    for engine in ENGINES:
-        for mode in RECV_MODES:
-            why = refusal(args.testio, "--engine", engine, "--recv-mode", mode)
-            if why:
-                print(f"# {engine} + {mode}: refused ({why})", file=sys.stderr, flush=True)
-            else:
-                combos.append((engine, mode))
-    server = Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], None)
-    rows = []
-    server.start()
-    try:
-        for n in args.connections:
-            per_connection = f"{total_bps / n:.0f}"
-            samples = {combo: [] for combo in combos}
-            for round_index in range(args.repeat):
-                shift = round_index % len(combos)
-                for engine, mode in combos[shift:] + combos[:shift]:
-                    argv = [args.testio, "-c", "127.0.0.1", "-p", str(server.port), str(n), "-t", str(args.seconds),
-                            "-b", per_connection, "--engine", engine, "--recv-mode", mode, "--json"]
-                    done = subprocess.run(argv, capture_output=True, text=True, timeout=args.seconds + 60)
-                    if done.returncode != 0:
-                        raise RuntimeError(f"testio failed: {' '.join(argv)}\n{done.stderr}")
-                    end = json.loads(done.stdout)["end"]
-                    sender, receiver = end["testio"]["sender"], end["testio"]["receiver"]
-                    samples[(engine, mode)].append((
-                        end["sum_received"]["bits_per_second"] / 1e9, sender["cpu"]["cpu_seconds_per_gb"],
-                        receiver["cpu"]["cpu_seconds_per_gb"], sender["bytes_per_call"], receiver["bytes_per_call"]))
-            for combo in combos:
-                rows.append((n, *combo, *(statistics.median(s[i] for s in samples[combo]) for i in range(5))))
-                print(f"# {n} connections, {combo[0]} {combo[1]}: {rows[-1][3]:.2f} Gbit/s, "
-                      f"{rows[-1][4]:.3f}/{rows[-1][5]:.3f} CPU-s/GB", file=sys.stderr, flush=True)
-    finally:
-        server.stop()
-    header = ("connections", "engine", "recv mode", "Gbit/s", "sender CPU-s/GB", "receiver CPU-s/GB",
-              "bytes/send call", "bytes/recv call")
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|---:|---|---|---:|---:|---:|---:|---:|")
-        for n, engine, mode, rate, send_cpu, recv_cpu, send_call, recv_call in rows:
-            print(f"| {n} | {engine} | {mode} | {rate:.2f} | {send_cpu:.3f} | {recv_cpu:.3f} | "
-                  f"{send_call:,.0f} | {recv_call:,.0f} |")
-    else:
-        for n, engine, mode, rate, send_cpu, recv_cpu, send_call, recv_call in rows:
-            print(f"{n:>5} {engine:>8} {mode:>10} {rate:7.2f} Gbit/s  CPU-s/GB send {send_cpu:6.3f} "
-                  f"recv {recv_cpu:6.3f}  B/call {send_call:10,.0f} {recv_call:10,.0f}")
-    print(f"(median of {args.repeat} runs of {args.seconds} s, every connection paced with -b so the total is "
-          f"{args.rate}; the client process only sends and the server only receives)")
-
-
-def parse_rate(text):
-    units = {"k": 1e3, "m": 1e6, "g": 1e9}
-    text = text.strip().lower()
-    if text[-1:] in units:
-        return float(text[:-1]) * units[text[-1]]
-    return float(text)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connections", type=int, nargs="+", default=[1, 2, 8, 32])
@@ -243,81 +183,134 @@ def main():
                         help="compare testio's engines and receive modes at one total rate (--rate)")
     parser.add_argument("--rate", default="4G", help="--io-paths: the total rate every run is paced to")
     parser.add_argument("--baseline", help="another testio binary (the build before a change) run beside the rest")
+    parser.add_argument("--plot", help="also write Gbit/s and CPU-seconds per GB against connections to this PNG")
     args = parser.parse_args()
     if args.repeat < 1 or args.repeat > 20 or args.seconds < 1 or args.seconds > 60:
         parser.error("--repeat must be 1..20 and --seconds 1..60")
     for needed in (args.testio, shutil.which("iperf3"), shutil.which("iperf")):
         if not needed or not os.access(needed, os.X_OK):
             sys.exit("bench needs testio (tools/build.sh), iperf3 and iperf (tools/install-deps.sh)")
-    if args.recv_modes:
-        recv_mode_table(args)
-        return
-    if args.io_paths:
-        io_path_table(args)
+    if args.recv_modes or args.io_paths:
+        import bench_paths  # testio alone; it uses this file's Tool
+        (bench_paths.recv_mode_table if args.recv_modes else bench_paths.io_path_table)(args)
         return
 
-    testio_trunc = Tool("testio trunc", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"],
-                        testio_client(args.testio, "--recv-mode", "trunc"))
-    testio_kernel_lowat = Tool("testio --no-lowat", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"],
-                               testio_client(args.testio, "--no-lowat"))
+    tool_list = tools_for(args)
+    rows = measure(tool_list, args)
+    print_tables(rows, [tool.name for tool in tool_list], args)
+    if args.plot:
+        plot(rows, args.plot)
+
+
+def tools_for(args):
+    serve = ["-s", "-B", "127.0.0.1", "-p", "PORT"]
     tool_list = [
-        Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], testio_client(args.testio)),
-        testio_trunc,
-        testio_kernel_lowat,
-        Tool("iperf3", ["iperf3", "-s", "-B", "127.0.0.1", "-p", "PORT"], iperf3_client),
-        Tool("iperf2", ["iperf", "-s", "-B", "127.0.0.1", "-p", "PORT"], iperf2_client),
+        Tool("testio", [args.testio, *serve], testio_client(args.testio)),
+        Tool("testio trunc", [args.testio, *serve], testio_client(args.testio, "--recv-mode", "trunc")),
+        Tool("testio --no-lowat", [args.testio, *serve], testio_client(args.testio, "--no-lowat")),
+        # iperf3 3.12 refuses more than 128 streams.
+        Tool("iperf3", ["iperf3", *serve], iperf3_client, max_connections=128),
+        Tool("iperf2", ["iperf", *serve], iperf2_client),
     ]
     for tool, parse in zip(tool_list, (parse_testio, parse_testio, parse_testio, parse_iperf3, parse_iperf2)):
         tool.parse = parse
     if args.baseline:
-        baseline = Tool("baseline", [args.baseline, "-s", "-B", "127.0.0.1", "-p", "PORT"], testio_client(args.baseline))
+        baseline = Tool("baseline", [args.baseline, *serve], testio_client(args.baseline))
         baseline.parse = parse_testio
         tool_list.append(baseline)
+    return tool_list
+
+
+def measure(tool_list, args):
+    """Per buffer and connection count, each tool's median (Gbit/s, CPU-s/GB, KiB above idle)."""
     rows = []
     try:
         for tool in tool_list:
             tool.start()
         for buffer in args.buffers:
             for n in args.connections:
-                samples = {tool.name: [] for tool in tool_list}
+                running = [tool for tool in tool_list if tool.runs(n)]
+                samples = {tool.name: [] for tool in running}
                 for round_index in range(args.repeat):
-                    shift = round_index % len(tool_list)
-                    for tool in tool_list[shift:] + tool_list[:shift]:
+                    shift = round_index % len(running)
+                    for tool in running[shift:] + running[:shift]:
                         samples[tool.name].append(tool.run(n, args.seconds, None if buffer == "default" else buffer))
-                medians = {name: statistics.median(values) for name, values in samples.items()}
-                rows.append((buffer, n, medians, samples))
+                medians = {name: tuple(statistics.median(v[i] for v in values) for i in range(3))
+                           for name, values in samples.items()}
+                rows.append((buffer, n, medians))
                 print(f"# buffer {buffer}, {n} connections: " +
-                      ", ".join(f"{k} {v:.1f}" for k, v in medians.items()), file=sys.stderr, flush=True)
+                      ", ".join(f"{k} {v[0]:.1f}" for k, v in medians.items()), file=sys.stderr, flush=True)
     finally:
         for tool in tool_list:
             tool.stop()
+    return rows
 
-    if args.markdown:
-        extra = " baseline Gbit/s | baseline/iperf2 | testio/baseline |" if args.baseline else ""
-        print("| buffer | connections | testio Gbit/s | testio trunc | testio --no-lowat | iperf3 Gbit/s | "
-              "iperf2 Gbit/s | testio/iperf3 | testio/iperf2 | trunc/iperf2 | --no-lowat/iperf2 |" + extra)
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if args.baseline else ""))
-        for buffer, n, m, _ in rows:
-            cells = (f" {m['baseline']:.1f} | {m['baseline'] / m['iperf2']:.2f} | {m['testio'] / m['baseline']:.2f} |"
-                     if args.baseline else "")
-            print(f"| {buffer} | {n} | {m['testio']:.1f} | {m['testio trunc']:.1f} | {m['testio --no-lowat']:.1f} | "
-                  f"{m['iperf3']:.1f} | {m['iperf2']:.1f} | {m['testio'] / m['iperf3']:.2f} | "
-                  f"{m['testio'] / m['iperf2']:.2f} | {m['testio trunc'] / m['iperf2']:.2f} | "
-                  f"{m['testio --no-lowat'] / m['iperf2']:.2f} |" + cells)
-    else:
-        print(f"{'buffer':>8} {'conns':>5} {'testio':>8} {'trunc':>8} {'nolowat':>8} {'iperf3':>8} {'iperf2':>8} "
-              f"{'/iperf3':>8} {'/iperf2':>8} {'trunc/i2':>8} {'nolo/i2':>8}" +
-              (f" {'baseline':>8} {'base/i2':>8} {'/base':>8}" if args.baseline else ""))
-        for buffer, n, m, _ in rows:
-            cells = (f" {m['baseline']:8.1f} {m['baseline'] / m['iperf2']:8.2f} {m['testio'] / m['baseline']:8.2f}"
-                     if args.baseline else "")
-            print(f"{buffer:>8} {n:>5} {m['testio']:8.1f} {m['testio trunc']:8.1f} {m['testio --no-lowat']:8.1f} "
-                  f"{m['iperf3']:8.1f} {m['iperf2']:8.1f} {m['testio'] / m['iperf3']:8.2f} "
-                  f"{m['testio'] / m['iperf2']:8.2f} {m['testio trunc'] / m['iperf2']:8.2f} "
-                  f"{m['testio --no-lowat'] / m['iperf2']:8.2f}" + cells)
-    print("(iperf3 runs with -l 1M where the others use 2M: its largest block size.)")
-    print(f"(median Gbit/s of {args.repeat} runs of {args.seconds} s each; receiver-side for testio and iperf3, "
-          "sender-side for iperf2)")
+
+RATIOS = [("testio", "iperf3"), ("testio", "iperf2"), ("testio trunc", "iperf2"), ("testio --no-lowat", "iperf2"),
+          ("baseline", "iperf2"), ("testio", "baseline")]
+
+
+def print_tables(rows, names, args):
+    """Gbit/s and ratios; then each server's CPU per GB and memory per connection."""
+    ratios = [(a, b) for a, b in RATIOS if a in names and b in names]
+    def cell(value, form):
+        return form.format(value) if value is not None else "-"
+    header = ["buffer", "connections"] + [f"{name} Gbit/s" for name in names] + [f"{a}/{b}" for a, b in ratios]
+    table = []
+    for buffer, n, m in rows:
+        rate = {name: m[name][0] if name in m else None for name in names}
+        table.append([buffer, str(n)] + [cell(rate[name], "{:.1f}") for name in names] +
+                     [cell(rate[a] / rate[b] if rate[a] and rate[b] else None, "{:.2f}") for a, b in ratios])
+    emit(header, table, args.markdown)
+    header = ["connections"] + [f"{name} CPU-s/GB" for name in names] + [f"{name} KiB/conn" for name in names]
+    table = [[str(n)] + [cell(m[name][1] if name in m else None, "{:.3f}") for name in names] +
+             [cell(m[name][2] / n if name in m else None, "{:.0f}") for name in names] for _, n, m in rows]
+    print()
+    emit(header, table, args.markdown)
+    print("(iperf3 runs with -l 1M where the others use 2M: its largest block size; it serves at most 128 streams.)")
+    print(f"(median of {args.repeat} runs of {args.seconds} s each; Gbit/s receiver-side for testio and iperf3, "
+          "sender-side for iperf2; CPU-s/GB and KiB/conn of the server, which receives: its CPU over the bytes, "
+          "and its peak RSS above what it held before the run, per connection)")
+
+
+def emit(header, table, markdown):
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+        for row in table:
+            print("| " + " | ".join(row) + " |")
+        return
+    widths = [max(len(header[i]), *(len(row[i]) for row in table)) for i in range(len(header))]
+    for row in [header] + table:
+        print("  ".join(value.rjust(width) for value, width in zip(row, widths)))
+
+
+def plot(rows, path):
+    """Gbit/s and the receiver's CPU-seconds per GB against connections, a line per tool."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as pyplot
+    except ImportError:
+        sys.exit("--plot needs matplotlib: apt-get install python3-matplotlib")
+    figure, (rates, costs) = pyplot.subplots(1, 2, figsize=(11, 4.2))
+    names = sorted({name for _, _, m in rows for name in m}, key=lambda name: (name != "testio", name))
+    for name in names:
+        points = [(n, m[name]) for _, n, m in rows if name in m]
+        counts = [n for n, _ in points]
+        rates.plot(counts, [v[0] for _, v in points], marker="o", label=name)
+        costs.plot(counts, [v[1] for _, v in points], marker="o", label=name)
+    for axes, title in ((rates, "receiver Gbit/s"), (costs, "receiver CPU-seconds per GB")):
+        axes.set_xscale("log", base=2)
+        axes.set_xlabel("connections")
+        axes.set_title(title)
+        axes.grid(True, alpha=0.3)
+        axes.set_ylim(bottom=0)
+    rates.legend(fontsize=8)
+    figure.suptitle("loopback, 2 cores: testio, iperf2 and iperf3 (medians)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    print(f"(plot written to {path})")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ void read_spec(const std::string& path, const json& spec, Profile& profile) {
     throw UsageError("profile " + path + ": its spec: " + error.what());
   }
   profile.names_buffer = spec.contains("buffer");
+  // A spec that counts its test (bytes, messages, transfers) and names no window has none.
+  const bool counted = profile.spec->total_bytes || profile.spec->rr.messages || profile.spec->transfers.count;
+  if (counted && !spec.contains("duration_s")) profile.spec->duration_s = 0;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // --raw, -F and --hash: plain TCP peers, and files sent with their digests.
 #include "cli/groups.hpp"
 
+#include <sys/stat.h>
+
 #include "util/units.hpp"
 
 namespace testio::cli {
@@ -47,6 +49,14 @@ void fill_raw(const cxxopts::ParseResult& args, config::Config& config, GivenOpt
   // A raw sink and a raw sender hash what crosses; --raw --rr echoes and a testio server sinks.
   const bool hashes = config.raw ? !args.count("rr") : given.file && !args.count("server");
   config.spec.hash = hashes ? kind : util::HashKind::none;
+  // -F to a testio server is counted by the file's size, so its rules see the test it will be. A
+  // file that cannot be read stays for the client to say so when it opens it.
+  struct stat file{};
+  const bool sent_to_testio = given.file && !config.raw && args.count("client");
+  if (sent_to_testio && ::stat(config.file.c_str(), &file) == 0 && file.st_size > 0) {
+    config.spec.total_bytes = static_cast<std::uint64_t>(file.st_size);
+    config.spec.duration_s = 0;
+  }
 }
 
 void check_raw(const config::Config& config, const GivenOptions& given) {

@@ -38,6 +38,9 @@ void check_rr(const config::Config& config, const GivenOptions& given) {
     return;
   }
   if (given.num && config.spec.rr.messages == 0) throw UsageError("--num must be at least 1");
+  // (A server takes such a request, which older clients sent for --num: only the client counts.)
+  if (!config.spec.timed() && config.spec.rr.messages == 0)
+    throw UsageError("an rr test needs -t seconds or --num messages");
   if (given.num && given.time) throw UsageError("--num and -t exclude each other: count messages or time them");
   if (given.bytes) throw UsageError("-n counts bytes of a bulk test; --rr counts messages with --num");
   if (given.buffer || given.recv_mode) throw UsageError("-l and --recv-mode apply to bulk tests; --rr sends --msize");

@@ -59,7 +59,6 @@ void fill_extent(const cxxopts::ParseResult& args, spec::TestSpec& spec, GivenOp
   if (auto time = typed(args, "time")) {
     given.time = true;
     spec.duration_s = util::parse_seconds(*time, "-t/--time");
-    if (spec.duration_s <= 0) throw UsageError("-t must be more than 0 seconds");
     // A profile's count gives way; one typed beside -t is refused as such (validate.cpp).
     if (!args.count("bytes")) spec.total_bytes = 0;
     if (!args.count("num")) spec.rr.messages = 0;
@@ -115,6 +114,9 @@ void fill_modes(const cxxopts::ParseResult& args, spec::TestSpec& spec, GivenOpt
 
 void check_extent(const config::Config& config, const GivenOptions& given) {
   if (given.time && given.bytes) throw UsageError("-t and -n exclude each other: give a time or a byte count");
+  // (A count typed beside -t zeroed its window: its own rule says they exclude each other.)
+  if (given.time && !given.num && !given.transfers && config.spec.duration_s <= 0)
+    throw UsageError("-t must be more than 0 seconds");
   if (given.bytes && config.spec.total_bytes == 0) throw UsageError("-n must be more than 0 bytes");
   if (given.threads && config.spec.threads == 0) throw UsageError("-T must be at least 1");
   if (given.json && given.json_stream) throw UsageError("--json and --json-stream exclude each other");

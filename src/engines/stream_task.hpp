@@ -45,7 +45,9 @@ class StreamTask {
   virtual ~StreamTask() = default;
   // Starts moving data; called on the owning worker thread.
   virtual void begin(const TestClock& clock) = 0;
-  // Ends the window now, as its deadline would (a sender half-closes; others ignore it).
+  // Ends the window now, as its deadline would: a sender half-closes, a transfer slot takes no
+  // further transfer (a server's is then done). A receiver must ignore it and read on to EOF: the
+  // server ends every window once the client is done, before it waits for its receivers to drain.
   virtual void end_window() noexcept {}
   // Aborts: closes the socket so pending operations end; called on the owning worker thread.
   virtual void close() noexcept = 0;

@@ -215,7 +215,9 @@ asio::awaitable<void> Iperf3Test::exchange_results() {
   co_await control_->write_state(State::test_end);
   State state = co_await control_->read_state(kResultsLimit, "waiting for EXCHANGE_RESULTS");
   expect_state(state, State::exchange_results, "after TEST_END");
-  if (streams.receives_any() && !co_await streams.receivers_done().wait(kDrainLimit))
+  bool drained = true;
+  if (streams.receives_any()) drained = co_await streams.receivers_done().wait(kDrainLimit);
+  if (!drained)
     spdlog::warn("the iperf3 server's streams had not closed {} s after TEST_END", kDrainLimit.count());
   co_await streams.senders_done().wait(kSenderStopLimit);
   streams.finish(nullptr);

@@ -296,7 +296,8 @@ asio::awaitable<Results> Iperf3Clients::exchange_results(Control& control, Serve
   std::string client_body =
       co_await control.read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 client's results");
   Results client = parse_results(client_body, stream_ids(test.expected));
-  if (!co_await counted_everything(streams, client, params.omit_s > 0, kDrainLimit))
+  const bool counted = co_await counted_everything(streams, client, params.omit_s > 0, kDrainLimit);
+  if (!counted)
     spdlog::warn("the iperf3 client from {} reports more bytes sent than arrived here", test.peer);
   co_await streams.senders_done().wait(kDrainLimit);
   streams.finish(&client);

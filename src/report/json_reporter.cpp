@@ -118,7 +118,7 @@ json testio_start_json(const StartInfo& start) {
             {"fq_rate_bps", start.fq_rate_bps},
             {"bind_device", start.bind_device}}},
           {"interval", spec.interval_s},
-          {"spec", spec::to_json(spec)}};
+          {"spec", spec::to_json(spec, spec::Form::report)}};
 }
 
 }  // namespace

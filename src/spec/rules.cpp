@@ -33,6 +33,9 @@ void check_connections(const TestSpec& spec, const Limits& limits) {
   if (spec.threads > limits.max_threads)
     refuse("-T " + std::to_string(spec.threads) + " is above the cap of " + std::to_string(limits.max_threads) +
            " threads");
+  if (spec.engine == Engine::threads && spec.data_connections() > limits.max_threads)
+    refuse("--engine threads runs a thread per data connection, at most " + std::to_string(limits.max_threads) +
+           ": " + std::to_string(spec.data_connections()) + " need --engine asio or uring");
 }
 
 void check_times(const TestSpec& spec, const Limits& limits) {

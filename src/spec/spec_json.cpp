@@ -150,9 +150,14 @@ json every_field(const TestSpec& spec) {
 
 }  // namespace
 
-json to_json(const TestSpec& spec) {
+json to_json(const TestSpec& spec, Form form) {
   static const json defaults = every_field(TestSpec{});
   json values = every_field(spec);
+  if (form == Form::report) {
+    values.erase("iface_stats");  // null when off: a report leaves it out, as a request does
+    if (spec.iface_stats) values["iface_stats"] = *spec.iface_stats;
+    return values;
+  }
   json message = json::object();
   fields(spec, [&](const char* name, const auto&, Need need) {
     if (need == Need::unless_default && values[name] == defaults[name]) return;

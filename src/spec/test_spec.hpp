@@ -126,9 +126,11 @@ class SpecError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The one JSON mapping: every field under its name. `message` may hold other keys (a request's
-// "type" and "auth"), which are ignored.
-nlohmann::json to_json(const TestSpec& spec);
+// The one JSON mapping: every field under its name. The request leaves out what its peer need not
+// hear (fields newer than protocol version 1 at their defaults, the senders' settings of a forward
+// test); a report writes every field, so it says the whole test and runs it again as a profile.
+enum class Form { request, report };
+nlohmann::json to_json(const TestSpec& spec, Form form = Form::request);
 // Fields the wire has always carried must be there (Presence::as_on_the_wire); a profile may name
 // only those it changes (Presence::any). Checks types, never rules; throws SpecError.
 enum class Presence { as_on_the_wire, any };

@@ -68,6 +68,16 @@ TEST_F(ProfileFile, ASpecIsTheTestTheCommandLineChanges) {
   EXPECT_THROW(read(), util::UsageError);
 }
 
+// A spec that counts its test and names no window has none.
+TEST_F(ProfileFile, ACountedSpecHasNoWindow) {
+  write(R"({"spec": {"total_bytes": 1000000}})");
+  EXPECT_EQ(read().spec->duration_s, 0);
+  write(R"({"spec": {"workload": "rr", "messages": 100}})");
+  EXPECT_EQ(read().spec->duration_s, 0);
+  write(R"({"spec": {"total_bytes": 1000000, "duration_s": 5}})");
+  EXPECT_EQ(read().spec->duration_s, 5);
+}
+
 // A JSON report is a profile of the test it ran: its start.testio.spec, and nothing else.
 TEST_F(ProfileFile, AReportRunsItsTestAgain) {
   write(R"({"start": {"testio": {"spec": {"connections": 3, "buffer": 4096, "workload": "rr"}}},

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,8 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
       {{"-c", "h", "--engine", "fast"}, "asio, threads, uring"},
       {{"-c", "h", "--engine", "asio", "--rr"}, "bulk tests"},
       {{"-s", "--engine", "asio"}, "client option"},
+      {{"-s", "-t", "0"}, "client option"},
+      {{"-c", "h", "300", "--engine", "threads"}, "--engine threads runs a thread per data connection"},
   };
   for (const Case& c : cases) {
     std::string message = usage_error(c.args);
@@ -145,6 +149,16 @@ TEST(Validate, RejectsBadInputWithOneSentence) {
         << "args: " << joined << "\nmessage: " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
+}
+
+// -F to a testio server is counted by the file: its rules see that test, not a timed one.
+TEST(Options, AFileSendIsCountedByItsSize) {
+  const std::string path = ::testing::TempDir() + "testio-validate-file";
+  std::ofstream(path) << std::string(5000, 'x');
+  config::Config config = parse({"-c", "h", "-F", path, "--max-duration", "5"}).config;
+  EXPECT_EQ(config.spec.total_bytes, 5000u);
+  EXPECT_EQ(config.spec.duration_s, 0);
+  std::remove(path.c_str());
 }
 
 TEST(Options, IfaceStatsTakesAListOrTheRoutesInterface) {

@@ -194,10 +194,12 @@ def profiles_load_and_the_command_line_wins():
 @test
 def the_start_holds_the_spec_and_a_report_runs_its_test_again():
     with Server() as server, tempfile.TemporaryDirectory() as directory:
-        first = client(server, "3", "-t", "1", "-l", "256K", "-R", "--no-lowat", "-i", "0.5", "--json").stdout
+        # A forward test's pacing is not in its request (the server does not send), but its report has it.
+        first = client(server, "3", "-t", "1", "-l", "256K", "-b", "300M", "--no-lowat", "-i", "0.5", "--json").stdout
         spec = json.loads(first)["start"]["testio"]["spec"]
-        check(spec["connections"] == 3 and spec["buffer"] == 262144 and spec["direction"] == "reverse" and
-              spec["rate_lowat"] is False and spec["duration_s"] == 1, f"the report's spec: {spec}")
+        check(spec["connections"] == 3 and spec["buffer"] == 262144 and spec["direction"] == "forward" and
+              spec["rate_bps"] == 300e6 and spec["rate_lowat"] is False and spec["duration_s"] == 1,
+              f"the report's spec: {spec}")
         report = os.path.join(directory, "report.json")
         with open(report, "w") as out:
             out.write(first)

@@ -51,6 +51,20 @@ TEST(SpecJson, FieldsKeepTheirWireNames) {
   EXPECT_EQ(json["iface_stats"], nlohmann::json::array({"bond0"}));
 }
 
+// A report says the whole test: the senders' settings of a forward one too, which its request
+// leaves out, so the report runs the same test again.
+TEST(SpecJson, AReportWritesEveryField) {
+  TestSpec spec;
+  spec.rate_bps = 2e8;
+  spec.send_mode = SendMode::zerocopy;
+  const nlohmann::json request = to_json(spec), report = to_json(spec, Form::report);
+  EXPECT_FALSE(request.contains("rate_bps"));
+  EXPECT_EQ(report["rate_bps"], 2e8);
+  EXPECT_EQ(report["send_mode"], "zerocopy");
+  EXPECT_FALSE(report.contains("iface_stats"));
+  EXPECT_EQ(spec_from_json(report), spec);
+}
+
 TEST(SpecJson, AProfileNamesOnlyWhatItChanges) {
   TestSpec base;
   base.connections = 9;
@@ -110,6 +124,8 @@ TEST(SpecRules, EachRuleSaysWhichOptionBreaksIt) {
       {[](TestSpec& s) { s.window = 2ull << 30; }, "-w"},
       {[](TestSpec& s) { s.engine = Engine::threads; s.recv_mode = RecvMode::splice; }, "--engine threads"},
       {[](TestSpec& s) { s.engine = Engine::threads; s.threads = 2; }, "drop -T"},
+      {[](TestSpec& s) { s.engine = Engine::threads; s.connections = 200; s.direction = Direction::bidir; },
+       "at most 256: 400 need --engine asio or uring"},
       {[](TestSpec& s) { s.hash = util::HashKind::sha1; s.recv_mode = RecvMode::trunc; }, "trunc discards"},
       {[](TestSpec& s) { s.rate_bps = 100; }, "-b must be at least 8k"},
       {[](TestSpec& s) { s.fq_rate_bps = -1; }, "--fq-rate"},
