@@ -65,8 +65,9 @@ void fill_limits(const cxxopts::ParseResult& args, config::Config& config, Given
   if (frame < 4096 || frame > (16u << 20)) throw UsageError("--max-frame must be between 4K and 16M");
   limits.max_frame = static_cast<std::uint32_t>(frame);
   limits.handshake_timeout_s = util::parse_seconds(args["handshake-timeout"].as<std::string>(), "--handshake-timeout");
+  limits.max_pending_per_peer = parse_u32(args["max-pending-per-peer"].as<std::string>(), "--max-pending-per-peer");
   given.server_limits = args["max-tests"].count() || args["handshake-timeout"].count() || args["max-frame"].count() ||
-                        args.count("allow");
+                        args.count("allow") || args["max-pending-per-peer"].count();
   if (auto allow = typed(args, "allow")) config.allow = *allow;
   if (auto key = typed(args, "psk-file")) config.psk_file = *key;
   given.psk_file = !config.psk_file.empty();
@@ -81,7 +82,8 @@ void check_roles(const config::Config& config, const GivenOptions& given) {
   if (given.ipv4 && given.ipv6) throw UsageError("-4 and -6 exclude each other");
   if (config.role == config::Role::client && given.one_off) throw UsageError("-1 is a server option");
   if (config.role == config::Role::client && given.server_limits)
-    throw UsageError("--max-tests, --allow, --handshake-timeout and --max-frame are server options");
+    throw UsageError("--max-tests, --allow, --handshake-timeout, --max-frame and --max-pending-per-peer are server "
+                     "options");
 }
 
 void check_server_options(const config::Config& config, const GivenOptions& given) {
@@ -121,6 +123,8 @@ void check_limits(const config::Config& config) {
   if (limits.max_duration_s < 1) throw UsageError("--max-duration must be at least 1 second");
   if (limits.handshake_timeout_s < 0.1 || limits.handshake_timeout_s > 600)
     throw UsageError("--handshake-timeout must be between 0.1 and 600 seconds");
+  if (limits.max_pending_per_peer < 1 || limits.max_pending_per_peer > 65535)
+    throw UsageError("--max-pending-per-peer must be between 1 and 65535");
   if (!config.allow.empty()) {
     try {
       net::AccessList::parse(config.allow);
@@ -161,7 +165,9 @@ void add_general_options(cxxopts::Options& options) {
     ("max-tests", "Server: tests that may run at once; more get a busy answer", cxxopts::value<std::string>()->default_value("1"), "K")
     ("allow", "Server: talk only to peers in these networks, e.g. 198.18.0.0/15,::1", cxxopts::value<std::string>(), "CIDR,...")
     ("handshake-timeout", "Server: seconds a new connection may take to say who it is",
-       cxxopts::value<std::string>()->default_value("5"), "SECONDS");
+       cxxopts::value<std::string>()->default_value("5"), "SECONDS")
+    ("max-pending-per-peer", "Server: connections one address may hold in their handshake (beyond those its "
+       "running test opens); more are refused at once", cxxopts::value<std::string>()->default_value("32"), "N");
   // clang-format on
   // clang-format off
   options.add_options("Limits and security")

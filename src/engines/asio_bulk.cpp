@@ -164,7 +164,7 @@ void TcpReceiver::read_next() {
     return;
   }
   // recv: a fresh buffer for this call; trunc: MSG_TRUNC, so tcp_recvmsg() drops the bytes.
-  socket_.async_receive(asio::buffer(parts_.next_buffer(), parts_.buffer_size()), parts_.flags(),
+  socket_.async_receive(asio::buffer(parts_.next_buffer(), parts_.read_size()), parts_.flags(),
                         [this](const asio::error_code& error, std::size_t received) { on_read(error, received); });
 }
 

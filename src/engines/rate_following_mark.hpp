@@ -50,6 +50,8 @@ class RateFollowingMark {
   static int mark_for(Kind kind, double bytes_per_second, std::size_t call_size,
                       std::size_t receive_buffer) noexcept;
 
+  // Whether the mark follows the rate at all (false: --no-lowat, or a receiver among many).
+  bool follows() const noexcept { return follow_; }
   static constexpr stats::TestNanos kRateWindowNs = 10'000'000;  // 10 ms
   static constexpr double kMarkSeconds = 0.001;
   // Below the mark the kernel acknowledges every segment at once; at a few Gbit/s per connection

@@ -3,6 +3,7 @@
 // and the steps every engine takes with them after each call, so the engines count alike.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,14 @@ class ReceiverParts {
   // mode); recv_into and trunc reuse the worker's, or one of the connection's own when hashing.
   char* next_buffer();
   std::size_t buffer_size() const noexcept { return buffer_size_; }
+  // The bytes the next call asks for. A receiver woken for a batch reads it in pieces of at most
+  // kBatchedRead: the batch is fresh from the sender's copy, and copying it out in pieces that stay
+  // in the core's own cache costs less than one copy the size of -l. Among many connections (no
+  // batch) the queues are deep and old, and fewer, larger calls cost less.
+  std::size_t read_size() const noexcept {
+    return wakeup_batch_.follows() ? std::min(buffer_size_, kBatchedRead) : buffer_size_;
+  }
+  static constexpr std::size_t kBatchedRead = 256 * 1024;
   char* scratch() const noexcept { return scratch_; }
   // MSG_TRUNC for trunc: tcp_recvmsg() then drops the bytes without copying them out.
   int flags() const noexcept;

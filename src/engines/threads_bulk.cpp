@@ -97,7 +97,7 @@ void BlockingReceiver::begin(const TestClock& clock) {
       failed = true;
       break;
     }
-    const ssize_t received = ::recv(fd, parts_.next_buffer(), parts_.buffer_size(), parts_.flags());
+    const ssize_t received = ::recv(fd, parts_.next_buffer(), parts_.read_size(), parts_.flags());
     if (received < 0 && timed_out(received)) continue;
     if (received <= 0) {
       failed = received < 0;  // 0: EOF, the sender half-closed after its last byte

@@ -107,7 +107,7 @@ void UringReceiver::start(const TestClock& clock) {
 }
 
 void UringReceiver::receive_next() {
-  io_uring_prep_recv(&loop_.queue(*this), socket_.native_handle(), parts_.next_buffer(), parts_.buffer_size(),
+  io_uring_prep_recv(&loop_.queue(*this), socket_.native_handle(), parts_.next_buffer(), parts_.read_size(),
                      parts_.flags());
   receiving_ = true;
 }

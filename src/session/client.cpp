@@ -63,6 +63,15 @@ std::string answer_challenge(const control::ServerHello& hello, const config::Co
   return control::auth_response(key, hello.nonce);
 }
 
+// The server's hello, or the refusal it sent in its place (at the door, or busy).
+control::ServerHello hello_or_refusal(const nlohmann::json& message) {
+  try {
+    return control::parse_server_hello(message);
+  } catch (const control::PeerError& refusal) {
+    throw std::runtime_error(std::string("the server refused the connection: ") + refusal.what());
+  }
+}
+
 // The totals and CPU the server needs to report, without our intervals.
 control::DirectedResults summary_of(const control::DirectedResults& results) {
   auto summary = [](const control::SideResults& side) {
@@ -144,6 +153,7 @@ class ClientTest {
  private:
   void prepare();
   asio::awaitable<void> handshake();
+  asio::awaitable<nlohmann::json> read_before_start();
   asio::awaitable<void> open_streams();
   asio::awaitable<tcp::socket> open_data_connection(std::uint32_t i);
   asio::awaitable<void> start();
@@ -195,14 +205,24 @@ asio::awaitable<void> ClientTest::handshake() {
   // The client trusts the server it chose a little more: results carry every interval.
   control_.emplace(std::move(socket), config_.limits.max_result_frame);
   spdlog::info("connected to {}", control_->peer());
-  const control::ServerHello hello = control::parse_server_hello(co_await control_->read(kHandshakeLimit));
+  const control::ServerHello hello = hello_or_refusal(co_await read_before_start());
   const control::TestRequest request{spec_, threads_, TESTIO_VERSION, answer_challenge(hello, config_)};
   co_await control_->write(control::to_json(request));
-  nlohmann::json answer = co_await control_->read(kHandshakeLimit);
+  nlohmann::json answer = co_await read_before_start();
   try {
     accepted_ = control::parse_test_accepted(answer, config_.limits);
   } catch (const control::PeerError& refusal) {
     throw std::runtime_error(std::string("the server refused the test: ") + refusal.what());
+  }
+}
+
+// A frame of the handshake; a close before the test started says so, not that it "ended early".
+asio::awaitable<nlohmann::json> ClientTest::read_before_start() {
+  try {
+    co_return co_await control_->read(kHandshakeLimit);
+  } catch (const std::system_error& error) {
+    if (error.code() != asio::error::eof && error.code() != asio::error::connection_reset) throw;
+    throw std::runtime_error("the server closed the connection before the test started");
   }
 }
 

@@ -73,7 +73,8 @@ Server::Server(asio::io_context& io, const config::Config& config, report::Repor
       reporter_(reporter),
       acceptor_(open_acceptor(io, config)),
       allowed_(net::AccessList::parse(config.allow)),
-      foreign_(foreign) {
+      foreign_(foreign),
+      log_(io) {
   slots_.max = config.limits.max_tests;
   if (!config.file.empty()) served_file_.emplace(config.file);
   if (!config.psk_file.empty()) {
@@ -110,7 +111,7 @@ asio::awaitable<void> Server::serve() {
     if (error == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (error) {
       // EMFILE and friends: say so, back off a moment, keep serving.
-      spdlog::warn("accept failed: {}", error.message());
+      log_.warn("accept", "accept failed: " + error.message());
       asio::steady_timer pause(io_, 100ms);
       co_await pause.async_wait(asio::use_awaitable);
       continue;
@@ -119,26 +120,56 @@ asio::awaitable<void> Server::serve() {
     tcp::endpoint peer = socket.remote_endpoint(ec);
     if (ec) continue;  // already gone
     if (!allowed_.allows(peer.address())) {
-      spdlog::warn("refused a connection from {}: not in --allow", control::endpoint_text(peer));
+      log_.warn("allow", "refused a connection from " + control::endpoint_text(peer) + ": not in --allow");
       continue;  // the socket closes as it goes out of scope
     }
-    if (pending_ >= config_.limits.max_pending) {
-      spdlog::warn("refused a connection from {}: {} connections are already in their handshake",
-                   control::endpoint_text(peer), pending_);
+    if (std::string refusal = door_refusal(peer.address()); !refusal.empty()) {
+      log_.warn("door", "refused a connection from " + control::endpoint_text(peer) + ": " + refusal);
+      answer_at_the_door(socket, refusal);
       continue;
     }
     asio::co_spawn(io_, handle_connection(std::move(socket)), asio::detached);
   }
 }
 
+std::string Server::door_refusal(const asio::ip::address& peer) const {
+  const spec::Limits& limits = config_.limits;
+  if (pending_ >= limits.max_pending)
+    return std::to_string(pending_) + " connections are already in their handshake";
+  // A peer running a test here may open as many as its test has connections, and a few more.
+  std::uint64_t allowance = limits.max_pending_per_peer;
+  for (const auto& [id, test] : tests_)
+    if (test->peer() == peer) allowance += test->data_connections();
+  auto held = pending_by_peer_.find(peer);
+  if (held != pending_by_peer_.end() && held->second >= allowance)
+    return std::to_string(held->second) + " connections from this address are already in their handshake "
+           "(--max-pending-per-peer " + std::to_string(limits.max_pending_per_peer) + ")";
+  return {};
+}
+
+void Server::answer_at_the_door(tcp::socket& socket, const std::string& refusal) noexcept {
+  // One short frame, written without waiting (it fits any empty socket buffer), then the close:
+  // a refused connection costs this server nothing more.
+  const std::string frame = control::encode_frame(control::error_message(refusal, "refused"));
+  asio::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.send(asio::buffer(frame), 0, ignored);
+}
+
 asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
   const std::string peer = peer_of(socket);
   const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(config_.limits.handshake_timeout_s));
+  asio::error_code ec;
+  const asio::ip::address address = socket.remote_endpoint(ec).address();
   ++pending_;
+  ++pending_by_peer_[address];
   bool counted = true;
   auto handshake_done = [&] {
-    if (counted) --pending_;
+    if (!counted) return;
+    --pending_;
+    if (auto held = pending_by_peer_.find(address); held != pending_by_peer_.end() && --held->second == 0)
+      pending_by_peer_.erase(held);
     counted = false;
   };
   try {
@@ -151,7 +182,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
     if (!control::starts_with_magic(bytes.data(), control::kMagic.size())) {
       handshake_done();
       if (!foreign_) {
-        spdlog::warn("connection from {} is not a testio client; closed", peer);
+        log_.warn("stranger", "connection from " + peer + " is not a testio client; closed");
         co_return;
       }
       std::array<unsigned char, 4> first{bytes[0], bytes[1], bytes[2], bytes[3]};
@@ -183,7 +214,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
       }
       case control::DecodedPreamble::Status::bad_kind:
       case control::DecodedPreamble::Status::not_testio:
-        spdlog::warn("connection from {} sent a malformed preamble; closed", peer);
+        log_.warn("preamble", "connection from " + peer + " sent a malformed preamble; closed");
         co_return;
     }
     if (decoded.preamble.kind == control::ConnectionKind::data)
@@ -192,7 +223,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
       co_await handle_control(std::move(socket));
   } catch (const std::exception& error) {
     handshake_done();
-    spdlog::warn("connection from {}: {}", peer, error.what());
+    log_.warn("handshake", "connection from " + peer + ": " + error.what());
   }
 }
 
@@ -200,11 +231,11 @@ void Server::handle_data(tcp::socket socket, const control::Preamble& preamble) 
   const std::string peer = peer_of(socket);
   auto test = tests_.find(preamble.test_id);
   if (test == tests_.end()) {
-    spdlog::warn("data connection from {} names an unknown test; closed", peer);
+    log_.warn("unknown test", "data connection from " + peer + " names an unknown test; closed");
     return;
   }
   std::string refusal = test->second->attach(preamble.stream, std::move(socket));
-  if (!refusal.empty()) spdlog::warn("data connection from {}: {}; closed", peer, refusal);
+  if (!refusal.empty()) log_.warn("data refused", "data connection from " + peer + ": " + refusal + "; closed");
 }
 
 asio::awaitable<control::TestRequest> Server::read_request(control::ControlChannel& control) {
@@ -232,7 +263,7 @@ asio::awaitable<control::TestRequest> Server::read_request(control::ControlChann
   co_return request;
 }
 
-std::shared_ptr<ServerTest> Server::admit(control::TestRequest request) {
+std::shared_ptr<ServerTest> Server::admit(control::TestRequest request, const asio::ip::address& peer) {
   const spec::TestSpec& spec = request.spec;
   workloads::ServerResources resources;
   resources.served_file = served_file_ ? &*served_file_ : nullptr;
@@ -245,7 +276,7 @@ std::shared_ptr<ServerTest> Server::admit(control::TestRequest request) {
                     spec::worker_threads(spec.engine, spec.threads, side->layout().total()));
   std::vector<std::uint32_t> cpus = config_.spec.cpus.empty() ? spec.cpus : config_.spec.cpus;
   auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(side),
-                                           std::move(cpus));
+                                           std::move(cpus), peer);
   tests_.emplace(test->id(), test);
   note_concurrency();
   return test;
@@ -272,7 +303,8 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   try {
     control::TestRequest request = co_await read_request(control);
     spdlog::info("test from {}: {}", peer, describe(request.spec));
-    std::shared_ptr<ServerTest> test = admit(std::move(request));
+    asio::error_code ignored;
+    std::shared_ptr<ServerTest> test = admit(std::move(request), control.socket().remote_endpoint(ignored).address());
     id = test->id();
     succeeded = co_await test->run(control, reporter_);
     spdlog::info("test from {} finished", peer);

@@ -14,6 +14,7 @@
 
 #include "config/config.hpp"
 #include "session/foreign_clients.hpp"
+#include "session/log_limiter.hpp"
 #include "session/server_test.hpp"
 #include "util/mapped_file.hpp"
 #include "net/access_list.hpp"
@@ -36,6 +37,11 @@ class Server {
   std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
 
  private:
+  // Why a new connection from `peer` is refused before a byte is read (too many in their
+  // handshake, in all or from that address); empty when it may go on.
+  std::string door_refusal(const asio::ip::address& peer) const;
+  // The refusal as an error frame, sent without waiting, before the socket closes.
+  static void answer_at_the_door(asio::ip::tcp::socket& socket, const std::string& refusal) noexcept;
   asio::awaitable<void> handle_connection(asio::ip::tcp::socket socket);
   asio::awaitable<void> handle_control(asio::ip::tcp::socket socket);
   void handle_data(asio::ip::tcp::socket socket, const control::Preamble& preamble);
@@ -43,7 +49,7 @@ class Server {
   asio::awaitable<control::TestRequest> read_request(control::ControlChannel& control);
   // A checked request becomes a test under way: its workload's server side (which may refuse it),
   // an id, and an entry data connections can find.
-  std::shared_ptr<ServerTest> admit(control::TestRequest request);
+  std::shared_ptr<ServerTest> admit(control::TestRequest request, const asio::ip::address& peer);
   std::uint64_t new_test_id();
   // Every running test remembers the most tests it has seen beside it.
   void note_concurrency() noexcept;
@@ -59,6 +65,8 @@ class Server {
   ForeignClients* foreign_;
   TestSlots slots_;                 // tests running or being set up, of either protocol
   std::uint32_t pending_ = 0;       // connections that have not yet said who they are
+  std::map<asio::ip::address, std::uint32_t> pending_by_peer_;  // ... by the address they come from
+  LogLimiter log_;                  // warnings a flood would repeat
   int exit_code_ = 0;
 };
 

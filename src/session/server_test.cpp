@@ -32,7 +32,8 @@ std::chrono::steady_clock::duration client_done_limit(const spec::TestSpec& spec
 }  // namespace
 
 ServerTest::ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request,
-                       std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus)
+                       std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus,
+                       asio::ip::address peer)
     : executor_(executor),
       id_(id),
       request_(std::move(request)),
@@ -40,6 +41,7 @@ ServerTest::ServerTest(asio::any_io_executor executor, std::uint64_t id, control
       layout_(side_->layout()),
       threads_(spec::worker_threads(request_.spec.engine, request_.spec.threads, layout_.total())),
       cpus_(std::move(cpus)),
+      peer_(std::move(peer)),
       sockets_(side_->connections() == workloads::Connections::before_start ? layout_.total() : 0),
       all_arrived_(std::make_shared<engines::CompletionLatch>(executor, sockets_.size())) {}
 

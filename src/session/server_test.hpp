@@ -26,13 +26,18 @@ class ServerTest {
  public:
   // `side` is the workload's server part for `request.spec`; `cpus` pin the workers (-A: the
   // server's own list, else the client's).
+  // `peer`: the address the client's control connection came from.
   ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request,
-             std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus);
+             std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus,
+             asio::ip::address peer = {});
   ~ServerTest();
 
   std::uint64_t id() const noexcept { return id_; }
   const spec::TestSpec& spec() const noexcept { return request_.spec; }
   const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
+  const asio::ip::address& peer() const noexcept { return peer_; }
+  // The data connections its client opens: at once before the start, or one per slot at a time.
+  std::uint32_t data_connections() const noexcept { return layout_.total(); }
   void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
 
   // Data connection `index` arrived: gathered before the start, or routed to its slot while a
@@ -61,6 +66,7 @@ class ServerTest {
   workloads::DirectionLayout layout_;
   unsigned threads_;
   std::vector<std::uint32_t> cpus_;
+  asio::ip::address peer_;
   Phase phase_ = Phase::gathering;
   std::vector<std::optional<asio::ip::tcp::socket>> sockets_;  // gathered, until open_streams()
   std::shared_ptr<engines::CompletionLatch> all_arrived_;

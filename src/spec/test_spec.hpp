@@ -54,6 +54,7 @@ struct Limits {
   std::uint32_t max_threads = 256;
   std::uint32_t max_tests = 1;                 // server: tests running at once (--max-tests)
   std::uint32_t max_pending = 1024;            // server: connections still in their handshake
+  std::uint32_t max_pending_per_peer = 32;     // ... from one address, beyond its running tests' own
   double handshake_timeout_s = 5.0;            // server: silence allowed before the preamble/request
   double min_interval_s = 0.1;                 // finer sampling would cost more than it shows
   std::uint32_t max_result_frame = 64u << 20;  // results carry every interval: the client allows more

@@ -1,0 +1,36 @@
+// Warnings that a flood would repeat thousands of times a second (refused connections, handshakes
+// that timed out): at most one line per reason per second, the rest counted into the next line,
+// or into one a second later when no other comes. Owner: the server's control thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+namespace testio::session {
+
+class LogLimiter {
+ public:
+  explicit LogLimiter(asio::io_context& io) : io_(io) {}
+
+  // `reason` groups the lines that count as the same ("not in --allow"); `line` is this one's
+  // whole sentence, printed when its reason has been quiet for a second.
+  void warn(const std::string& reason, const std::string& line);
+
+ private:
+  struct Reason {
+    std::chrono::steady_clock::time_point last_line{};
+    std::uint64_t held = 0;          // lines since the last one printed
+    std::string last;                // the latest of them
+    std::unique_ptr<asio::steady_timer> flush;  // prints the held count once the second is over
+  };
+  void print_held(Reason& reason);
+
+  asio::io_context& io_;
+  std::map<std::string, Reason> reasons_;
+};
+
+}  // namespace testio::session
