@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
   // Thousands of connections need as many descriptors; the soft limit is often far below the hard.
   testio::util::raise_descriptor_limit();
   try {
-    if (config.raw) return server ? testio::session::run_raw_server(config, out) : testio::session::run_raw_client(config, out);
+    if (config.raw)
+      return server ? testio::session::run_raw_server(config, out)
+                    : testio::session::run_raw_client(config, *reporter, out);
     if (config.iperf3) return testio::iperf3::run_iperf3_client(config, *reporter);
     if (!server) return testio::session::run_client(config, *reporter);
     // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.

@@ -89,13 +89,13 @@ void check_roles(const config::Config& config, const GivenOptions& given) {
 void check_server_options(const config::Config& config, const GivenOptions& given) {
   if (config.role != config::Role::server) return;
   struct Named { bool given; const char* name; };
-  // A raw sink has no client to tell it its buffer size or threads.
+  // A raw sink has no client to tell it its buffer size, threads or interval.
   for (Named option : {Named{given.connections, "a connection count"}, Named{given.time, "-t"}, Named{given.bytes, "-n"},
                        Named{given.threads && !given.raw, "-T"}, Named{given.buffer && !given.raw, "-l"},
                        Named{given.window, "-w"}, Named{given.transfers, "--transfers"}, Named{given.size, "--size"},
                        Named{given.reuse, "--reuse"}, Named{given.save, "--save"}, Named{given.force, "--force"},
                        Named{given.recv_mode, "--recv-mode"}, Named{given.send_mode, "--send-mode"},
-                       Named{given.engine, "--engine"}, Named{given.interval, "-i"}, Named{given.omit, "-O"}})
+                       Named{given.engine, "--engine"}, Named{given.interval && !given.raw, "-i"}, Named{given.omit, "-O"}})
     if (option.given)
       throw UsageError(std::string(option.name) + " is a client option: the client tells the server what to run");
   if (given.rr) throw UsageError("--rr is a client option: the server echoes on request");

@@ -71,6 +71,9 @@ void fill_config(const cxxopts::ParseResult& args, config::Config& config, Given
   if (config.iperf3 && default_buffer) spec.buffer = 128 * 1024;
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && default_buffer) spec.buffer = 256 * 1024;
+  // One plain connection without -i reports as a raw sink does: one line once it has closed.
+  if (config.raw && config.role == config::Role::client && spec.connections == 1 && !given.interval)
+    spec.interval_s = 0;
 }
 
 cxxopts::ParseResult parse_tokens(cxxopts::Options& options, const std::vector<std::string>& tokens) {

@@ -66,10 +66,9 @@ void check_raw(const config::Config& config, const GivenOptions& given) {
     return;
   }
   if (config.role != config::Role::client) return;
-  if (config.spec.connections != 1 && !given.rr)
-    throw UsageError("--raw sends over one connection; drop the connection count (or add --rr)");
   if (given.file && (given.time || given.bytes)) throw UsageError("-F sends the whole file: drop -t and -n");
-  if (given.omit || given.interval) throw UsageError("-i and -O need the testio protocol, not --raw");
+  if (given.omit) throw UsageError("-O needs the testio protocol: a plain receiver counts from the first byte");
+  if (given.interval && given.rr) throw UsageError("-i applies to --raw sends; --rr --raw reports at the end");
   if (given.recv_mode || given.window) throw UsageError("--recv-mode and -w need the testio protocol, not --raw");
   if (given.transfers) throw UsageError("--transfers does not go with --rr or --raw");
   if (given.reverse || given.bidir)

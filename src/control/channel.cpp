@@ -50,13 +50,17 @@ std::string ControlChannel::peer() const {
   return ec ? std::string() : endpoint_text(endpoint);
 }
 
-std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
-  asio::ip::address ip = endpoint.address();
+std::string address_text(const asio::ip::address& address) {
   // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d; show them as the IPv4 they are.
-  if (ip.is_v6() && ip.to_v6().is_v4_mapped()) ip = asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6());
-  std::string address = ip.to_string();
-  if (ip.is_v6()) address = "[" + address + "]";
-  return address + ":" + std::to_string(endpoint.port());
+  if (address.is_v6() && address.to_v6().is_v4_mapped())
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  return address.to_string();
+}
+
+std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
+  const std::string address = address_text(endpoint.address());
+  const bool v6 = address.find(':') != std::string::npos;
+  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(endpoint.port());
 }
 
 }  // namespace testio::control

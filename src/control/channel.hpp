@@ -98,5 +98,7 @@ class ControlChannel {
 };
 
 std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint);
+// "192.0.2.1" or "2001:db8::1": an IPv4 peer of a dual-stack listener as the IPv4 it is.
+std::string address_text(const asio::ip::address& address);
 
 }  // namespace testio::control

@@ -128,10 +128,45 @@ void TcpSender::finish(bool failed) {
   finished_ = true;
   deadline_timer_.cancel();
   pacing_timer_.cancel();
+  if (parts_.await_peer_close && !failed) {
+    await_peer_close();
+    return;
+  }
   parts_.finish(socket_.native_handle(), failed);
 }
 
+namespace {
+constexpr std::size_t kDrainSize = 4096;
+constexpr auto kPeerCloseLimit = std::chrono::seconds(30);
+}  // namespace
+
+// A plain receiver has read everything only once it closes (nc, a script): the stream ends then,
+// or fails when the peer has not closed within the limit.
+void TcpSender::await_peer_close() {
+  SenderParts::half_close(socket_.native_handle());
+  drain_ = std::make_unique_for_overwrite<char[]>(kDrainSize);
+  pacing_timer_.expires_after(kPeerCloseLimit);
+  pacing_timer_.async_wait([this](const asio::error_code& error) {
+    asio::error_code ignored;
+    if (!error) socket_.cancel(ignored);
+  });
+  read_until_peer_closes();
+}
+
+void TcpSender::read_until_peer_closes() {
+  socket_.async_read_some(asio::buffer(drain_.get(), kDrainSize), [this](const asio::error_code& error, std::size_t) {
+    if (closed_) return;
+    if (!error) {
+      read_until_peer_closes();
+      return;
+    }
+    pacing_timer_.cancel();
+    parts_.report(error != asio::error::eof);
+  });
+}
+
 void TcpSender::close() noexcept {
+  closed_ = true;
   finished_ = true;
   deadline_timer_.cancel();
   pacing_timer_.cancel();

@@ -31,13 +31,17 @@ class TcpSender final : public StreamTask {
   void send_file(std::size_t size);
   void on_written(const asio::error_code& error, std::size_t written);
   void finish(bool failed);
+  void await_peer_close();
+  void read_until_peer_closes();
 
   asio::ip::tcp::socket socket_;
   asio::steady_timer deadline_timer_;
-  asio::steady_timer pacing_timer_;
+  asio::steady_timer pacing_timer_;  // also bounds the wait for the peer to close
   SenderParts parts_;
   bool window_closed_ = false;
-  bool finished_ = false;
+  bool finished_ = false;  // sending is over (the peer's close may still be awaited)
+  bool closed_ = false;
+  std::unique_ptr<char[]> drain_;  // what the peer sends before it closes; only while awaiting it
   TestClock clock_;
 };
 

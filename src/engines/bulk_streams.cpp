@@ -1,5 +1,7 @@
 #include "engines/bulk_streams.hpp"
 
+#include <stdexcept>
+
 #include "engines/asio_bulk.hpp"
 #include "engines/threads_bulk.hpp"
 #include "engines/uring_bulk.hpp"
@@ -17,7 +19,8 @@ SenderParts sender_parts(stats::StreamCounters& counters, SenderSpec& spec, Stre
   SendCursor cursor(spec.payload_size, spec.chunk, spec.quota);
   return SenderParts{&counters,   spec.payload, cursor,     std::move(done), std::move(spec.digest),
                      spec.pacing, spec.source,
-                     RateFollowingMark(RateFollowingMark::Kind::send_backlog, 0, spec.follow_rate)};
+                     RateFollowingMark(RateFollowingMark::Kind::send_backlog, 0, spec.follow_rate),
+                     spec.await_peer_close};
 }
 
 // Every receiver of a worker reads into the worker's buffer unless it keeps its own (ReceiverParts).
@@ -30,6 +33,8 @@ ReceiverParts receiver_parts(Worker& worker, stats::StreamCounters& counters, Re
 
 std::unique_ptr<StreamTask> make_sender(Worker& worker, spec::Engine engine, asio::ip::tcp::socket socket,
                                         stats::StreamCounters& counters, SenderSpec spec, StreamDone done) {
+  if (spec.await_peer_close && engine != spec::Engine::asio)
+    throw std::logic_error("only the asio engine's senders wait for their peer to close");
   SenderParts parts = sender_parts(counters, spec, std::move(done));
   switch (engine) {
     case spec::Engine::threads:

@@ -28,6 +28,9 @@ struct SenderSpec {
   SendPacing pacing;
   SendSource source;
   bool follow_rate = true;  // TCP_NOTSENT_LOWAT follows the stream's rate (false: the kernel's)
+  // After its half-close the stream reads (and drops) until the peer closes, and only then is it
+  // done: a plain receiver (--raw) has counted everything only when it closes. The asio engine's.
+  bool await_peer_close = false;
 };
 
 struct ReceiverSpec {

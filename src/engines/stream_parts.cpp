@@ -26,8 +26,9 @@ void SenderParts::took(int fd, std::size_t written, stats::TestNanos since_start
   send_backlog.after_call(fd, counters->bytes.load(std::memory_order_relaxed), since_start);
 }
 
-void SenderParts::finish(int fd, bool failed) {
-  ::shutdown(fd, SHUT_WR);
+void SenderParts::half_close(int fd) noexcept { ::shutdown(fd, SHUT_WR); }
+
+void SenderParts::report(bool failed) {
   if (digest) *digest->out = digest->digest.finish();
   report_finished(*counters, failed, on_done);
 }

@@ -52,6 +52,7 @@ struct SenderParts {
   SendPacing pacing;
   SendSource source;
   RateFollowingMark send_backlog;
+  bool await_peer_close = false;  // see SenderSpec
 
   const char* next_data() const noexcept { return payload + cursor.offset(); }
   // The kernel took `written` bytes from next_data() on `fd`: count them, hash them, move on; the
@@ -59,7 +60,13 @@ struct SenderParts {
   void took(int fd, std::size_t written, stats::TestNanos since_start);
   // Half-closes `fd` (the receiver reads to EOF, so both ends count the same bytes), leaves the
   // digest and reports the stream finished.
-  void finish(int fd, bool failed);
+  void finish(int fd, bool failed) {
+    half_close(fd);
+    report(failed);
+  }
+  // The two steps apart, for a sender that waits for its peer to close between them.
+  static void half_close(int fd) noexcept;
+  void report(bool failed);
 };
 
 class ReceiverParts {

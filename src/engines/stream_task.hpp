@@ -7,15 +7,34 @@
 #include <chrono>
 #include <functional>
 
+#include "spec/test_spec.hpp"
 #include "stats/counters.hpp"
 
 namespace testio::engines {
 
 using Clock = std::chrono::steady_clock;
 
+// `value` seconds (-t, -i, and the limits made from them) as the clock's duration.
+inline Clock::duration clock_seconds(double value) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(value));
+}
+
+// How long a test's streams may take: a timed test's window and `grace` beyond it; a counted
+// test as long as its bytes take (a year stands for that).
+inline Clock::duration run_limit(const spec::TestSpec& spec, Clock::duration grace) {
+  return spec.timed() ? clock_seconds(spec.window_s()) + grace : Clock::duration(std::chrono::hours(24 * 365));
+}
+
 struct TestClock {
   Clock::time_point start;
   Clock::time_point deadline = Clock::time_point::max();  // max: a byte-count test, no deadline
+
+  // A test's clock from now: a timed test's window (-O and -t) closes at the deadline.
+  static TestClock starting_now(const spec::TestSpec& spec) {
+    TestClock clock{Clock::now()};
+    if (spec.timed()) clock.deadline = clock.start + clock_seconds(spec.window_s());
+    return clock;
+  }
 
   stats::TestNanos since_start(Clock::time_point now) const noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();

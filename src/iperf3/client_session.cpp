@@ -179,11 +179,8 @@ asio::awaitable<void> Iperf3Test::open_streams() {
 // The window: this side times the test (or counts the bytes), the server follows.
 asio::awaitable<void> Iperf3Test::run_window() {
   const spec::TestSpec& spec = config_.spec;
-  engines::TestClock clock{engines::Clock::now()};
+  const engines::TestClock clock = engines::TestClock::starting_now(spec);
   start_.timestamp = static_cast<std::int64_t>(std::time(nullptr));
-  if (spec.timed())
-    clock.deadline = clock.start + std::chrono::duration_cast<engines::Clock::duration>(
-                                       std::chrono::duration<double>(spec.window_s()));
   const bool live_sends = !params_.reverse;
   streams_->show_live(reporter_, live_sends);
   streams_->begin(clock);

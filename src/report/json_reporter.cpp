@@ -101,6 +101,7 @@ json testio_start_json(const StartInfo& start) {
   return {{"role", start.from_client ? "client" : "server"},
           {"client_threads", start.client_threads},
           {"server_threads", start.server_threads},
+          {"plain_peer", start.plain_peer},
           {"recv_mode", spec::to_string(spec.recv_mode)},
           {"send_mode", spec::to_string(spec.send_mode)},
           {"engine", spec::to_string(spec.engine)},

@@ -22,4 +22,27 @@ struct RawTransfer {
 
 void print_raw_transfer(std::ostream& out, const RawTransfer& transfer, config::OutputFormat format, char unit);
 
+// The connections one peer address has open at once, as a raw sink groups them (iperf2's server
+// does so for a multi-stream client): one interval of the group, times since its first connection.
+struct RawGroupInterval {
+  std::string peer;  // the address, without a port
+  double start_s = 0;
+  double end_s = 0;
+  std::uint32_t connections = 0;  // open at the interval's end, or closed during it
+  std::uint64_t bytes = 0;
+};
+
+// A group once its last connection has closed.
+struct RawGroupSum {
+  std::string peer;
+  std::uint32_t connections = 0;
+  std::uint32_t incomplete = 0;  // connections that ended with an error
+  std::uint64_t bytes = 0;
+  std::uint64_t calls = 0;
+  double elapsed_s = 0;  // first accept to last close
+};
+
+void print_raw_interval(std::ostream& out, const RawGroupInterval& interval, config::OutputFormat format, char unit);
+void print_raw_sum(std::ostream& out, const RawGroupSum& sum, config::OutputFormat format, char unit);
+
 }  // namespace testio::report

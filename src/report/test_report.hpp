@@ -32,7 +32,8 @@ struct StartInfo {
   std::uint16_t connecting_port = 0;
   std::vector<StreamEndpoints> connected;
   unsigned client_threads = 0;
-  unsigned server_threads = 0;
+  unsigned server_threads = 0;      // 0 when the peer is plain
+  bool plain_peer = false;          // --raw: the peer speaks no testio and sends no figures
   // Read back from the first data connection: what the kernel granted.
   std::uint64_t sndbuf_actual = 0;
   std::uint64_t rcvbuf_actual = 0;

@@ -84,7 +84,8 @@ std::string test_text(const StartInfo& start) {
     out << spec.transfers.count << " transfers of " << util::format_size(spec.transfers.size) << " from the server on "
         << (spec.transfers.reuse ? "kept" : "fresh") << " connections";
   else if (spec.total_bytes)
-    out << util::format_bytes(spec.total_bytes) << " in total" << (start.hash().empty() ? "" : " (a file, hashed)");
+    out << util::format_bytes(spec.total_bytes) << " in total"
+        << (start.hash().empty() ? "" : start.plain_peer ? " (hashed)" : " (a file, hashed)");
   else if (spec.rr.messages && spec.is("rr"))
     out << spec.rr.messages << " messages per connection";
   else if (spec.duration_s > 0)
@@ -99,7 +100,8 @@ std::string test_text(const StartInfo& start) {
   if (spec.is("rr")) {
     out << ", request/response of " << util::format_size(spec.bytes_per_call()) << ", depth " << spec.rr.depth;
   } else {
-    out << ", " << util::format_size(spec.buffer) << " per call, recv mode " << spec::to_string(spec.recv_mode);
+    out << ", " << util::format_size(spec.buffer) << " per call";
+    if (!start.plain_peer) out << ", recv mode " << spec::to_string(spec.recv_mode);
     if (spec.send_mode != spec::SendMode::send) out << ", send mode " << spec::to_string(spec.send_mode);
     if (spec.engine != spec::Engine::asio) out << ", engine " << spec::to_string(spec.engine);
     if (!spec.marks_follow_rate) out << ", kernel's lowat marks";
@@ -117,9 +119,11 @@ void TextReporter::start(const StartInfo& start) {
   // Decided per test: a server's own configuration does not know how many connections come.
   per_stream_lines_ = options_.verbose || start.connections() <= 4;
   last_retransmits_.assign(start.connections(), 0);
-  out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ") << start.peer << ", "
-       << start.connections() << (start.connections() == 1 ? " connection" : " connections") << ", threads "
-       << start.client_threads << " client / " << start.server_threads << " server, " << test_text(start) << "\n";
+  out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ") << start.peer
+       << (start.plain_peer ? " (plain TCP)" : "") << ", " << start.connections()
+       << (start.connections() == 1 ? " connection" : " connections") << ", threads " << start.client_threads;
+  if (!start.plain_peer) out_ << " client / " << start.server_threads << " server";
+  out_ << ", " << test_text(start) << "\n";
   if (start.tuned()) out_ << tuning_line(start, options_.unit);
   if (start.spec.interval_s > 0)
     out_ << printf_line("[%5s] %-15s %12s %16s %10s %11s %6s %10s %9s\n", "ID", "interval", "bytes", "rate",

@@ -38,11 +38,6 @@ constexpr auto kHandshakeLimit = 10s;
 constexpr auto kResultsLimit = 60s;     // receivers drain what is still in flight, then answer
 constexpr auto kWindowGrace = 30s;      // beyond -O + -t before the client gives up on its streams
 constexpr auto kSenderStopLimit = 5s;   // for streams to stop once the test is being abandoned
-constexpr auto kForever = std::chrono::hours(24 * 365);
-
-std::chrono::steady_clock::duration seconds(double value) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(value));
-}
 
 asio::awaitable<void> send_preamble(tcp::socket& socket, const control::Preamble& preamble) {
   control::PreambleBytes bytes = control::encode_preamble(preamble);
@@ -270,8 +265,7 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(std::uint32_t i) {
 // The server says start once it holds every stream; the window opens now.
 asio::awaitable<void> ClientTest::start() {
   control::parse_start(co_await control_->read(kHandshakeLimit));
-  engines::TestClock clock{engines::Clock::now()};
-  if (spec_.timed()) clock.deadline = clock.start + seconds(spec_.window_s());
+  const engines::TestClock clock = engines::TestClock::starting_now(spec_);
   start_.timestamp = static_cast<std::int64_t>(std::time(nullptr));
   streams_->measurement().show_live(reporter_);
   streams_->begin(clock);
@@ -285,8 +279,7 @@ asio::awaitable<void> ClientTest::start() {
 // the control connection meanwhile is the server ending the test (an error frame, or a close).
 asio::awaitable<void> ClientTest::run_streams() {
   interruption_.end_window = [this] { end_window(); };
-  const auto limit = spec_.timed() ? seconds(spec_.window_s()) + kWindowGrace
-                                   : std::chrono::steady_clock::duration(kForever);
+  const auto limit = engines::run_limit(spec_, kWindowGrace);
   auto outcome = co_await (streams_->all_done(limit) || control::capture(control_->read(limit)) ||
                            streams_->measurement().sample());
   interruption_.end_window = nullptr;

@@ -19,15 +19,6 @@ using workloads::Side;
 constexpr auto kArrivalLimit = 10s;  // for all data connections after test_accepted
 constexpr auto kWindowGrace = 60s;   // beyond -O + -t before an idle client is given up on
 constexpr auto kDrainLimit = 30s;    // from the client's figures to the end of every stream
-constexpr auto kForever = std::chrono::hours(24 * 365);
-
-// A counted test has no window to bound the wait; a vanished client still ends it, since its
-// control connection closes.
-std::chrono::steady_clock::duration client_done_limit(const spec::TestSpec& spec) {
-  if (!spec.timed()) return kForever;
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-             std::chrono::duration<double>(spec.window_s())) + kWindowGrace;
-}
 
 }  // namespace
 
@@ -129,10 +120,7 @@ void ServerTest::open_streams(const std::string& peer) {
 
 // The window opens when the streams begin; the client is told to start right after.
 asio::awaitable<void> ServerTest::start(control::ControlChannel& control, report::Reporter& reporter) {
-  engines::TestClock clock{engines::Clock::now()};
-  if (request_.spec.timed())
-    clock.deadline = clock.start + std::chrono::duration_cast<engines::Clock::duration>(
-                                       std::chrono::duration<double>(request_.spec.window_s()));
+  const engines::TestClock clock = engines::TestClock::starting_now(request_.spec);
   start_.timestamp = static_cast<std::int64_t>(std::time(nullptr));
   streams_->measurement().show_live(reporter);
   streams_->begin(clock);
@@ -149,7 +137,7 @@ asio::awaitable<control::DirectedResults> ServerTest::wait_for_client(control::C
   using namespace asio::experimental::awaitable_operators;
   auto client_done = [&]() -> asio::awaitable<nlohmann::json> {
     for (;;) {
-      nlohmann::json message = co_await control.read(client_done_limit(request_.spec));
+      nlohmann::json message = co_await control.read(engines::run_limit(request_.spec, kWindowGrace));
       if (!control::is_stop(message)) co_return message;
       streams_->end_window();
     }

@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <asio/read.hpp>
+#include <asio/write.hpp>
 
 #include "engines/bulk_streams.hpp"
 #include "engines/worker_pool.hpp"
@@ -124,6 +129,45 @@ TEST_P(EngineStreams, StopCutsStreamsShortAndMarksThem) {
 INSTANTIATE_TEST_SUITE_P(Engines, EngineStreams,
                          ::testing::Values(spec::Engine::asio, spec::Engine::threads, spec::Engine::uring),
                          [](const auto& info) { return std::string(spec::to_string(info.param)); });
+
+// --raw: a sender to a plain receiver is done only once that receiver has closed, and it drops
+// whatever the receiver sends before it does.
+TEST(AsioEngine, ASenderAwaitingItsPeerEndsWhenThePeerCloses) {
+  asio::io_context control;
+  WorkerPool pool(1);
+  auto counters = std::make_unique<stats::StreamCounters[]>(1);
+  auto payload = util::make_pattern(kBlock);
+  auto [near, far] = testing::loopback_pair(control);
+  Worker& sending = pool.worker_for_stream(0);
+  SenderSpec spec{payload.data(), kBlock, kBlock, 1u << 20, {}, {}, {}, true, /*await_peer_close=*/true};
+  sending.add_stream(make_sender(sending, spec::Engine::asio, testing::moved_to(sending.context(), std::move(near)),
+                                 counters[0], std::move(spec), {}));
+  pool.start();
+  pool.begin(TestClock{Clock::now()});
+  std::vector<char> received(1u << 20);
+  asio::read(far, asio::buffer(received));  // the whole quota, then EOF is on its way
+  asio::write(far, asio::buffer("a reply the sender drops", 24));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(counters[0].finished.load()) << "done before its peer closed";
+  far.close();
+  ASSERT_TRUE(eventually([&] { return counters[0].finished.load(); }));
+  EXPECT_FALSE(counters[0].failed.load());
+  EXPECT_EQ(counters[0].bytes.load(), 1u << 20);
+  pool.stop();
+}
+
+TEST(AsioEngine, OnlyAsioSendersAwaitTheirPeer) {
+  asio::io_context control;
+  WorkerPool pool(1);
+  stats::StreamCounters counters;
+  auto [near, far] = testing::loopback_pair(control);
+  SenderSpec spec;
+  spec.await_peer_close = true;
+  Worker& worker = pool.worker_for_stream(0);
+  EXPECT_THROW(make_sender(worker, spec::Engine::threads, testing::moved_to(worker.context(), std::move(near)),
+                           counters, std::move(spec), {}),
+               std::logic_error);
+}
 
 // The asio engine's zero-copy receive modes count what they map or splice beside what they copy.
 TEST(AsioEngine, SpliceAndMmapReceiveEveryByte) {

@@ -1,12 +1,17 @@
 #!/usr/bin/python3
 """--raw tests: nc (netcat-openbsd), socat and testio itself send a file to `testio -s --raw` over
-127.0.0.1, and every digest printed must equal hashlib's of the file. Usage: raw_test.py TESTIO_BINARY."""
+127.0.0.1, and every digest printed must equal hashlib's of the file; testio sends over 32
+connections to a threaded Python receiver, and 32 Python connections into the sink are summed as
+one peer's. Usage: raw_test.py TESTIO_BINARY [SCHEMA]."""
 import hashlib
 import json
 import os
 import re
+import socket
 import subprocess
+import sys
 import tempfile
+import threading
 
 import harness
 from harness import Server, check, client
@@ -19,9 +24,57 @@ def test(function):
     return function
 
 
-def sink_lines(server, count):
-    harness.wait_until(lambda: server.stdout().count("\n") >= count, 30, f"{count} raw report lines")
-    return server.stdout().splitlines()
+def sink_lines(server, count, kind="raw received"):
+    """The sink's lines of one kind ("raw received" per connection, "raw sum" per peer group)."""
+    lines = lambda: [line for line in server.stdout().splitlines() if line.startswith(kind)]
+    harness.wait_until(lambda: len(lines()) >= count, 30, f"{count} {kind!r} lines")
+    return lines()
+
+
+def json_events(server, event, count):
+    events = lambda: [json.loads(line)["data"] for line in server.stdout().splitlines()
+                      if json.loads(line)["event"] == event]
+    harness.wait_until(lambda: len(events()) >= count, 30, f"{count} {event} events")
+    return events()
+
+
+class CountingReceiver:
+    """A threaded plain-TCP receiver on 127.0.0.1 (a thread per connection, as the original
+    experiment's script): counts each connection's bytes and closes at EOF."""
+
+    def __init__(self):
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(256)
+        self.listener.settimeout(60)
+        self.port = str(self.listener.getsockname()[1])
+        self.counts, self.lock, self.threads = [], threading.Lock(), []
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
+
+    def _accept(self):
+        try:
+            while True:
+                connection, _ = self.listener.accept()
+                thread = threading.Thread(target=self._count, args=(connection,), daemon=True)
+                thread.start()
+                self.threads.append(thread)
+        except OSError:  # closed, or no connection for 60 s
+            pass
+
+    def _count(self, connection):
+        connection.settimeout(60)
+        total = 0
+        with connection:
+            while data := connection.recv(1 << 20):
+                total += len(data)
+        with self.lock:
+            self.counts.append(total)
+
+    def close(self):
+        self.listener.close()
+        for thread in self.threads:
+            thread.join(60)
 
 
 @test
@@ -47,7 +100,7 @@ def testio_raw_sender_and_sink_agree_on_sha256():
         with open(path, "rb") as data:
             expected = hashlib.sha256(data.read()).hexdigest()
         sent = json.loads(client(server, "--raw", "--hash", "sha256", "-F", path, "--json").stdout)["data"]
-        received = json.loads(sink_lines(server, 1)[0])["data"]
+        received = json_events(server, "raw", 1)[0]
     check(sent["digest"] == expected and received["digest"] == expected, f"digests {sent} {received}")
     check(sent["bytes"] == received["bytes"] == 3_000_000, "byte counts differ")
     check(received["complete"] and received["calls"] > 0, f"sink figures: {received}")
@@ -67,6 +120,70 @@ def generated_data_and_several_senders_at_once():
 
 
 @test
+def thirty_two_raw_connections_into_a_threaded_python_receiver():
+    receiver = CountingReceiver()
+    try:
+        done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-p", receiver.port, "--raw", "32", "-n", "300M",
+                               "--hash", "none", "--json"], capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        check(done.returncode == 0, f"raw send: exit {done.returncode}: {done.stderr}")
+        report = json.loads(done.stdout)
+    finally:
+        receiver.close()
+    streams = [stream["sender"]["bytes"] for stream in report["end"]["streams"]]
+    check(len(streams) == 32 and sum(streams) == 300 * 2**20, f"testio sent {sum(streams)} over {len(streams)}")
+    check(report["end"]["sum_sent"]["bytes"] == 300 * 2**20, f"sum_sent: {report['end']['sum_sent']}")
+    check(sorted(receiver.counts) == sorted(streams), f"the receiver counted {sorted(receiver.counts)}")
+    check(report["start"]["testio"]["plain_peer"] and report["intervals"], "a plain peer's report with intervals")
+    if SCHEMA:
+        import jsonschema
+        jsonschema.validate(report, SCHEMA)
+
+
+@test
+def thirty_two_python_connections_make_one_sum_in_the_sink():
+    sizes = [100_000 * (i + 1) + i for i in range(32)]
+    with Server("--raw", "--hash", "none", "--json") as server:
+        connections = [socket.create_connection(("127.0.0.1", int(server.port)), timeout=30) for _ in sizes]
+        senders = [threading.Thread(target=lambda c, n: (c.sendall(os.urandom(n)), c.shutdown(socket.SHUT_WR),
+                                                         c.recv(1), c.close()), args=(c, n))
+                   for c, n in zip(connections, sizes)]
+        for sender in senders:
+            sender.start()
+        for sender in senders:
+            sender.join(60)
+        sums = json_events(server, "raw_sum", 1)
+        received = json_events(server, "raw", 32)
+        intervals = json_events(server, "raw_interval", 1)  # all out before the sum
+    check(len(sums) == 1, f"want one group: {sums}")
+    check(sum(interval["bytes"] for interval in intervals) == sum(sizes), f"intervals {intervals}")
+    check(sums[0]["connections"] == 32 and sums[0]["bytes"] == sum(sizes) and sums[0]["complete"], f"sum {sums[0]}")
+    check(sorted(line["bytes"] for line in received) == sizes, "per-connection lines differ from what was sent")
+    check(sums[0]["peer"] == "127.0.0.1", f"peer {sums[0]['peer']}")
+
+
+@test
+def a_file_over_four_raw_connections_keeps_each_parts_digest():
+    with tempfile.TemporaryDirectory() as directory, Server("--raw", "-i", "0.2") as server:
+        path = harness.random_file(directory, 4_000_001)
+        with open(path, "rb") as data:
+            content = data.read()
+        sent = client(server, "--raw", "4", "-F", path).stdout
+        lines = sink_lines(server, 4)
+        total = sink_lines(server, 1, "raw sum")[0]
+    digests = re.findall(r"sha1 connection \d: ([0-9a-f]+) sent", sent)
+    check(len(digests) == 4, f"the client's digests: {sent}")
+    received = {line.rsplit(" ", 1)[1] for line in lines}
+    check(received == set(digests), f"sink digests {received} against sent {digests}")
+    check("4 connections, 4000001 bytes" in total, f"sum line: {total}")
+    # The parts are contiguous: their digests are the file's pieces as testio splits it.
+    shares = [4_000_001 // 4 + (1 if k < 4_000_001 % 4 else 0) for k in range(4)]
+    offsets = [sum(shares[:k]) for k in range(4)]
+    expected = [hashlib.sha1(content[o:o + n]).hexdigest() for o, n in zip(offsets, shares)]
+    check(digests == expected, f"digests {digests}, parts {expected}")
+
+
+@test
 def one_off_sink_exits_after_one_connection():
     with tempfile.TemporaryDirectory() as directory, Server("--raw", "-1") as server:
         path = harness.random_file(directory, 1000)
@@ -80,7 +197,7 @@ def bad_raw_input_is_one_sentence():
     with Server("--raw") as server:
         missing = client(server, "--raw", "-F", "/nonexistent/file", code=1)
         check("cannot read /nonexistent/file" in missing.stderr, missing.stderr)
-    cases = [(["-c", "127.0.0.1", "--raw", "4"], "one connection"),
+    cases = [(["-c", "127.0.0.1", "--raw", "4", "-O", "1"], "first byte"),
              (["-c", "127.0.0.1", "--raw", "-F", "x", "-t", "3"], "whole file"),
              (["-c", "127.0.0.1", "-F", "x", "--rr"], "--rr"),
              (["-s", "--raw", "--hash", "md5"], "sha1, sha256, none"),
@@ -90,5 +207,9 @@ def bad_raw_input_is_one_sentence():
         check(done.returncode == 2 and mentions in done.stderr, f"{args}: {done.returncode} {done.stderr}")
 
 
+SCHEMA = None
 if __name__ == "__main__":
+    if len(sys.argv) > 2:
+        with open(sys.argv.pop(2)) as schema:
+            SCHEMA = json.load(schema)
     harness.main(tests)

@@ -47,7 +47,7 @@ class BulkSide final : public TestSide {
   void describe_start(report::StartInfo& start) const override { start.spec.send_mode = send_mode_; }
 
   std::string failure(const report::TestReport& report) const override {
-    if (!file_ || report.digests.matches()) return {};
+    if (!file_ || options_.peer_is_plain || report.digests.matches()) return {};
     return "the " + report.digests.hash + " digests of what was sent and what the server received differ";
   }
 
@@ -90,7 +90,9 @@ std::unique_ptr<engines::StreamTask> BulkSide::make_sender(StreamPlace& place, t
   sender.chunk = sender.pacing.chunk(spec_.buffer);
   sender.quota = part;
   sender.follow_rate = spec_.marks_follow_rate;
-  if (file_) sender.digest.emplace(engines::StreamDigest{util::Digest(spec_.hash), place.digest});
+  sender.await_peer_close = options_.peer_is_plain;
+  if (file_ || (options_.peer_is_plain && spec_.hash != util::HashKind::none))
+    sender.digest.emplace(engines::StreamDigest{util::Digest(spec_.hash), place.digest});
   sender.source = engines::SendSource{send_mode_, send_file_.get(), offset};
   return engines::make_sender(place.worker, spec_.engine, std::move(socket), place.counters, std::move(sender),
                               std::move(place.done));
@@ -117,16 +119,7 @@ class Bulk final : public Workload {
   }
 
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
-    std::optional<util::MappedFile> file;
-    if (!config.file.empty()) {
-      file.emplace(config.file);
-      if (file->size() < spec.connections)
-        throw std::runtime_error(config.file + " has " + std::to_string(file->size()) +
-                                 " bytes: fewer than one per connection");
-      spec.total_bytes = file->size();
-      spec.duration_s = 0;
-    }
-    return std::make_unique<BulkSide>(Side::client, spec, Options{}, std::move(file));
+    return make_client_side(config, spec);
   }
 
   std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
@@ -143,6 +136,19 @@ const Workload& workload() {
 
 std::unique_ptr<TestSide> make_side(Side side, const spec::TestSpec& spec, Options options) {
   return std::make_unique<BulkSide>(side, spec, options);
+}
+
+std::unique_ptr<TestSide> make_client_side(const config::Config& config, spec::TestSpec& spec, Options options) {
+  std::optional<util::MappedFile> file;
+  if (!config.file.empty()) {
+    file.emplace(config.file);
+    if (file->size() < spec.connections)
+      throw std::runtime_error(config.file + " has " + std::to_string(file->size()) +
+                               " bytes: fewer than one per connection");
+    spec.total_bytes = file->size();
+    spec.duration_s = 0;
+  }
+  return std::make_unique<BulkSide>(Side::client, spec, options, std::move(file));
 }
 
 }  // namespace testio::workloads::bulk
