@@ -1,6 +1,7 @@
 #include "session/raw_groups.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace testio::session {
 
@@ -19,6 +20,7 @@ void PeerGroups::joined(const std::string& address, std::uint64_t id, workloads:
     slot->sum.peer = address;
     if (interval_s_ > 0) schedule_tick(*slot);
   }
+  slot->linger.cancel();
   slot->open.push_back(Member{id, std::move(progress)});
   ++slot->sum.connections;
 }
@@ -33,12 +35,30 @@ void PeerGroups::left(const std::string& address, std::uint64_t id, const report
   if (!transfer.error.empty()) ++group.sum.incomplete;
   ++group.closed_since_tick;
   if (!group.open.empty()) return;
-  // The last one closed: the group ends, with its last (partial) interval and its sum.
-  const double now_s = since_start(group);
-  if (interval_s_ > 0 && now_s > group.tick_s) close_interval(group, now_s);
-  group.sum.elapsed_s = now_s;
+  group.last_close_s = since_start(group);
+  group.linger.expires_after(kLinger);
+  group.linger.async_wait([this, address](const asio::error_code& error) {
+    if (error) return;  // another connection joined, or the group is gone
+    if (auto lingering = groups_.find(address); lingering != groups_.end()) end(lingering);
+  });
+}
+
+void PeerGroups::flush() {
+  for (auto group = groups_.begin(); group != groups_.end();) {
+    auto next = std::next(group);
+    if (group->second->open.empty()) end(group);
+    group = next;
+  }
+}
+
+// The group ends at its last close, with its last (partial) interval and its sum.
+void PeerGroups::end(std::map<std::string, std::unique_ptr<Group>>::iterator found) {
+  Group& group = *found->second;
+  if (interval_s_ > 0 && group.closed_since_tick > 0 && group.last_close_s > group.tick_s)
+    close_interval(group, group.last_close_s);
+  group.sum.elapsed_s = group.last_close_s;
   if (group.sum.connections >= 2) report::print_raw_sum(out_, group.sum, format_, unit_);
-  groups_.erase(found);  // cancels its ticker, whose handler then touches nothing
+  groups_.erase(found);  // cancels its timers, whose handlers then touch nothing
 }
 
 // Ticks at fixed times from the group's start, so late handlers do not drift the intervals.
@@ -64,7 +84,8 @@ void PeerGroups::close_interval(Group& group, double now_s) {
   group.bytes_at_tick = bytes;
   group.tick_s = now_s;
   group.closed_since_tick = 0;
-  if (group.sum.connections >= 2) report::print_raw_interval(out_, interval, format_, unit_);
+  // A lingering group's ticks with nothing open and nothing closed are not worth a line.
+  if (group.sum.connections >= 2 && interval.connections > 0) report::print_raw_interval(out_, interval, format_, unit_);
 }
 
 }  // namespace testio::session

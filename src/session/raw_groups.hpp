@@ -1,7 +1,8 @@
 // The raw sink's view of each peer address: the connections one address has open at once form a
 // group (a multi-connection sender, as iperf2's server groups a -P client). Once a group has two
-// or more, it is reported each interval and summed when its last connection closes; each
-// connection still gets its own line from the sink. Owner: the raw server's control thread; the
+// or more, it is reported each interval and summed when its last connection has closed and no
+// other has arrived for kLinger (a sender's later connections may be accepted only after its
+// first ones finished); each connection still gets its own line from the sink. Owner: the raw server's control thread; the
 // progress counters it reads are written by the workers' sinks.
 #pragma once
 
@@ -31,6 +32,10 @@ class PeerGroups {
   void joined(const std::string& address, std::uint64_t id, workloads::RawSink::Progress progress);
   // It has closed, with these figures.
   void left(const std::string& address, std::uint64_t id, const report::RawTransfer& transfer);
+  // The sink stops: the groups whose connections have all closed are summed now.
+  void flush();
+
+  static constexpr std::chrono::milliseconds kLinger{500};
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -39,7 +44,7 @@ class PeerGroups {
     workloads::RawSink::Progress progress;
   };
   struct Group {
-    explicit Group(asio::io_context& io) : ticker(io) {}
+    explicit Group(asio::io_context& io) : ticker(io), linger(io) {}
     Clock::time_point start = Clock::now();
     std::vector<Member> open;
     report::RawGroupSum sum;          // connections so far; bytes and calls of those closed
@@ -47,13 +52,17 @@ class PeerGroups {
     std::uint64_t bytes_at_tick = 0;  // the group's bytes at the last interval's end
     double tick_s = 0;                // that end, since start
     std::uint64_t ticks = 0;
+    double last_close_s = 0;
     asio::steady_timer ticker;
+    asio::steady_timer linger;  // runs while no connection is open
   };
 
   void schedule_tick(Group& group);
   // Prints the interval from the last tick to `now_s` when the group has two connections or more.
   void close_interval(Group& group, double now_s);
   double since_start(const Group& group) const;
+  // Prints the last interval and the sum, and forgets the group.
+  void end(std::map<std::string, std::unique_ptr<Group>>::iterator found);
 
   asio::io_context& io_;
   double interval_s_;

@@ -82,6 +82,7 @@ int RawServer::run() {
 }
 
 void RawServer::stop() {
+  groups_.flush();
   asio::error_code ignored;
   acceptor_.close(ignored);
   signals_.cancel();

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import harness
 from harness import Server, check, client
@@ -159,6 +160,22 @@ def thirty_two_python_connections_make_one_sum_in_the_sink():
     check(sums[0]["connections"] == 32 and sums[0]["bytes"] == sum(sizes) and sums[0]["complete"], f"sum {sums[0]}")
     check(sorted(line["bytes"] for line in received) == sizes, "per-connection lines differ from what was sent")
     check(sums[0]["peer"] == "127.0.0.1", f"peer {sums[0]['peer']}")
+
+
+@test
+def connections_one_after_another_make_one_sum():
+    # As a sender's connections look when the sink accepts the later ones only after the first
+    # ones finished: each closes before the next opens, a moment later.
+    sizes = [300_000, 200_001, 100_002]
+    with Server("--raw", "--hash", "none", "--json") as server:
+        for size in sizes:
+            with socket.create_connection(("127.0.0.1", int(server.port)), timeout=30) as connection:
+                connection.sendall(os.urandom(size))
+                connection.shutdown(socket.SHUT_WR)
+                connection.recv(1)
+            time.sleep(0.05)
+        sums = json_events(server, "raw_sum", 1)
+    check(sums[0]["connections"] == 3 and sums[0]["bytes"] == sum(sizes), f"sum {sums[0]}")
 
 
 @test
