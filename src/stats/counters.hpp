@@ -43,9 +43,19 @@ struct alignas(64) StreamCounters {
   }
 
   // --send-mode zerocopy: `completed` more sends reported done, `copied` of them copied after all.
+  // Completed is written first and copied released after it, so a reader that acquires copied
+  // first (zerocopy_snapshot) never sees more copied than completed, even mid-test.
   void record_zerocopy(std::uint64_t completed, std::uint64_t copied) noexcept {
     zerocopy_completed.store(zerocopy_completed.load(std::memory_order_relaxed) + completed, std::memory_order_relaxed);
-    zerocopy_copied.store(zerocopy_copied.load(std::memory_order_relaxed) + copied, std::memory_order_relaxed);
+    zerocopy_copied.store(zerocopy_copied.load(std::memory_order_relaxed) + copied, std::memory_order_release);
+  }
+  struct ZerocopyFigures {
+    std::uint64_t completed = 0;
+    std::uint64_t copied = 0;
+  };
+  ZerocopyFigures zerocopy_snapshot() const noexcept {
+    const std::uint64_t copied_so_far = zerocopy_copied.load(std::memory_order_acquire);
+    return {zerocopy_completed.load(std::memory_order_relaxed), copied_so_far};
   }
 };
 

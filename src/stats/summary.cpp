@@ -40,8 +40,9 @@ StreamFigures figures_from(const StreamCounters& counters, double window_start_s
   figures.start_s = first < 0 ? window_start_s : static_cast<double>(first) * 1e-9;
   figures.end_s = last < 0 ? figures.start_s : static_cast<double>(last) * 1e-9;
   figures.failed = counters.failed.load(std::memory_order_relaxed);
-  figures.zerocopy_completed = counters.zerocopy_completed.load(std::memory_order_relaxed);
-  figures.zerocopy_copied = counters.zerocopy_copied.load(std::memory_order_relaxed);
+  const auto zerocopy = counters.zerocopy_snapshot();
+  figures.zerocopy_completed = zerocopy.completed;
+  figures.zerocopy_copied = zerocopy.copied;
   figures.recv_zerocopy_bytes = counters.recv_zerocopy_bytes.load(std::memory_order_relaxed);
   figures.recv_copied_bytes = counters.recv_copied_bytes.load(std::memory_order_relaxed);
   return figures;
