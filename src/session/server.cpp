@@ -123,28 +123,37 @@ asio::awaitable<void> Server::serve() {
       log_.warn("allow", "refused a connection from " + control::endpoint_text(peer) + ": not in --allow");
       continue;  // the socket closes as it goes out of scope
     }
-    if (std::string refusal = door_refusal(peer.address()); !refusal.empty()) {
-      log_.warn("door", "refused a connection from " + control::endpoint_text(peer) + ": " + refusal);
-      answer_at_the_door(socket, refusal);
-      continue;
-    }
+    if (!admit_at_the_door(socket, peer)) continue;
     asio::co_spawn(io_, handle_connection(std::move(socket)), asio::detached);
   }
 }
 
-std::string Server::door_refusal(const asio::ip::address& peer) const {
+bool Server::admit_at_the_door(tcp::socket& socket, const tcp::endpoint& peer) {
   const spec::Limits& limits = config_.limits;
-  if (pending_ >= limits.max_pending)
-    return std::to_string(pending_) + " connections are already in their handshake";
+  if (handshakes_.total() >= limits.max_pending) {
+    const std::string refusal = std::to_string(handshakes_.total()) + " connections are already in their handshake";
+    log_.warn("door", "refused a connection from " + control::endpoint_text(peer) + ": " + refusal);
+    answer_at_the_door(socket, refusal);
+    return false;
+  }
   // A peer running a test here may open as many as its test has connections, and a few more.
   std::uint64_t allowance = limits.max_pending_per_peer;
   for (const auto& [id, test] : tests_)
-    if (test->peer() == peer) allowance += test->data_connections();
-  auto held = pending_by_peer_.find(peer);
-  if (held != pending_by_peer_.end() && held->second >= allowance)
-    return std::to_string(held->second) + " connections from this address are already in their handshake "
-           "(--max-pending-per-peer " + std::to_string(limits.max_pending_per_peer) + ")";
-  return {};
+    if (test->peer() == peer.address()) allowance += test->data_connections();
+  const std::uint32_t held = handshakes_.held_by(peer.address());
+  if (held < allowance) return true;
+  const std::string refusal = std::to_string(held) + " connections from this address are in their handshake "
+                              "(--max-pending-per-peer " + std::to_string(limits.max_pending_per_peer) +
+                              "); the oldest is closed";
+  log_.warn("door", "closed the oldest of " + std::to_string(held) + " handshakes from " +
+                        control::address_text(peer.address()) + " for a newer one (--max-pending-per-peer " +
+                        std::to_string(limits.max_pending_per_peer) + ")");
+  if (tcp::socket* oldest = handshakes_.evict_oldest(peer.address())) {
+    answer_at_the_door(*oldest, refusal);
+    asio::error_code ignored;
+    oldest->close(ignored);  // its coroutine's read ends with operation_aborted
+  }
+  return true;
 }
 
 void Server::answer_at_the_door(tcp::socket& socket, const std::string& refusal) noexcept {
@@ -161,17 +170,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
   const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(config_.limits.handshake_timeout_s));
   asio::error_code ec;
-  const asio::ip::address address = socket.remote_endpoint(ec).address();
-  ++pending_;
-  ++pending_by_peer_[address];
-  bool counted = true;
-  auto handshake_done = [&] {
-    if (!counted) return;
-    --pending_;
-    if (auto held = pending_by_peer_.find(address); held != pending_by_peer_.end() && --held->second == 0)
-      pending_by_peer_.erase(held);
-    counted = false;
-  };
+  Handshakes::Ticket handshake(handshakes_, socket.remote_endpoint(ec).address(), socket);
   try {
     control::PreambleBytes bytes{};
     // The magic first, so a client speaking something else is told apart without waiting for
@@ -180,7 +179,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
         asio::async_read(socket, asio::buffer(bytes.data(), control::kMagic.size()), asio::use_awaitable),
         handshake_limit, "waiting for the connection preamble");
     if (!control::starts_with_magic(bytes.data(), control::kMagic.size())) {
-      handshake_done();
+      handshake.finish();
       if (!foreign_) {
         log_.warn("stranger", "connection from " + peer + " is not a testio client; closed");
         co_return;
@@ -198,7 +197,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
                                               bytes.size() - control::kMagic.size()),
                          asio::use_awaitable),
         handshake_limit, "waiting for the connection preamble");
-    handshake_done();
+    handshake.finish();
     control::DecodedPreamble decoded = control::decode_preamble(bytes);
     switch (decoded.status) {
       case control::DecodedPreamble::Status::ok:
@@ -222,7 +221,8 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
     else
       co_await handle_control(std::move(socket));
   } catch (const std::exception& error) {
-    handshake_done();
+    if (handshake.evicted()) co_return;  // told and logged at the door
+    handshake.finish();
     log_.warn("handshake", "connection from " + peer + ": " + error.what());
   }
 }

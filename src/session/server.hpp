@@ -14,6 +14,7 @@
 
 #include "config/config.hpp"
 #include "session/foreign_clients.hpp"
+#include "session/handshakes.hpp"
 #include "session/log_limiter.hpp"
 #include "session/server_test.hpp"
 #include "util/mapped_file.hpp"
@@ -37,9 +38,9 @@ class Server {
   std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
 
  private:
-  // Why a new connection from `peer` is refused before a byte is read (too many in their
-  // handshake, in all or from that address); empty when it may go on.
-  std::string door_refusal(const asio::ip::address& peer) const;
+  // Whether a new connection from `peer` may go on: refused when too many are in their
+  // handshake in all; when its address is at its allowance, the address's oldest is closed.
+  bool admit_at_the_door(asio::ip::tcp::socket& socket, const asio::ip::tcp::endpoint& peer);
   // The refusal as an error frame, sent without waiting, before the socket closes.
   static void answer_at_the_door(asio::ip::tcp::socket& socket, const std::string& refusal) noexcept;
   asio::awaitable<void> handle_connection(asio::ip::tcp::socket socket);
@@ -64,8 +65,7 @@ class Server {
   std::map<std::uint64_t, std::shared_ptr<ServerTest>> tests_;
   ForeignClients* foreign_;
   TestSlots slots_;                 // tests running or being set up, of either protocol
-  std::uint32_t pending_ = 0;       // connections that have not yet said who they are
-  std::map<asio::ip::address, std::uint32_t> pending_by_peer_;  // ... by the address they come from
+  Handshakes handshakes_;           // connections that have not yet said who they are
   LogLimiter log_;                  // warnings a flood would repeat
   int exit_code_ = 0;
 };

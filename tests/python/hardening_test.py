@@ -230,6 +230,20 @@ def garbage_and_idle_connections_do_not_spoil_a_running_test():
 
 
 @test
+def idle_connections_from_a_clients_own_address_do_not_lock_it_out():
+    # More idle handshakes from 127.0.0.1 than --max-pending-per-peer allows it, then a real
+    # client from that address: its connections take the places of the oldest idle ones.
+    with Server("--max-pending-per-peer", "8") as server:
+        idle = [connect(server.port) for _ in range(20)]
+        try:
+            equal_counts(client(server, "4", "-t", "1").stdout)
+        finally:
+            for sock in idle:
+                sock.close()
+        server.wait_log("closed the oldest of 8 handshakes from 127.0.0.1")
+
+
+@test
 def client_sigint_ends_early_and_still_reports():
     with Server() as server:
         runner = start_client(server, "2", "-t", "60")
