@@ -73,26 +73,6 @@ std::vector<std::string> bond_members(const std::string& name, const std::string
   return members;
 }
 
-std::vector<std::string> watched_nics(const std::string& name, const std::string& sys_root) {
-  std::vector<std::string> members = bond_members(name, sys_root);
-  if (members.empty()) members.push_back(name);
-  return members;
-}
-
-std::vector<std::string> choose_nics(const std::vector<std::string>& asked, const sockaddr* local,
-                                     const std::string& sys_root) {
-  std::vector<std::string> chosen;
-  auto add = [&](const std::string& name) {
-    if (!nic_exists(name, sys_root)) return;
-    for (const std::string& nic : watched_nics(name, sys_root))
-      if (chosen.size() < kMaxNics && std::find(chosen.begin(), chosen.end(), nic) == chosen.end())
-        chosen.push_back(nic);
-  };
-  for (const std::string& name : asked) add(name);
-  if (chosen.empty() && local) add(nic_holding(local));
-  return chosen;
-}
-
 std::string nic_holding(const sockaddr* address) {
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) != 0) return {};

@@ -34,12 +34,6 @@ bool nic_exists(const std::string& name, const std::string& sys_root = kSysRoot)
 std::optional<NicCounters> read_nic_counters(const std::string& name, const std::string& sys_root = kSysRoot);
 // The members of bond NAME (its bonding/slaves file); empty when NAME is not a bond.
 std::vector<std::string> bond_members(const std::string& name, const std::string& sys_root = kSysRoot);
-// What to watch for NAME: a bond's members (the figures that show its balance), else NAME itself.
-std::vector<std::string> watched_nics(const std::string& name, const std::string& sys_root = kSysRoot);
-// The NICs to watch: each of `asked` that exists (a bond: its members), at most kMaxNics, no
-// repeats; when none of them exists here, the interface holding `local` (a bond's members).
-std::vector<std::string> choose_nics(const std::vector<std::string>& asked, const sockaddr* local,
-                                     const std::string& sys_root = kSysRoot);
 // The interface that holds local address `address` (a connected socket's own address: the one
 // its route leaves by); empty when none does.
 std::string nic_holding(const sockaddr* address);

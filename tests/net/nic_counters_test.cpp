@@ -64,9 +64,7 @@ TEST_F(FakeSysfs, BondMeansItsMembers) {
   add_nic("ens1f1", 2000, 2000);
   write("class/net/bond0/bonding/slaves", "ens1f0 ens1f1\n");
   EXPECT_EQ(bond_members("bond0", root()), (std::vector<std::string>{"ens1f0", "ens1f1"}));
-  EXPECT_EQ(watched_nics("bond0", root()), (std::vector<std::string>{"ens1f0", "ens1f1"}));
   EXPECT_TRUE(bond_members("ens1f0", root()).empty());
-  EXPECT_EQ(watched_nics("ens1f0", root()), (std::vector<std::string>{"ens1f0"}));
 }
 
 TEST_F(FakeSysfs, HostileNamesAreRefused) {
@@ -88,29 +86,6 @@ TEST(NicHolding, LoopbackAddressIsOnLo) {
   EXPECT_EQ(nic_holding(reinterpret_cast<const sockaddr*>(&address)), "lo");
   address.sin_addr.s_addr = htonl(0xC6120063);  // 198.18.0.99: held by no interface here
   EXPECT_EQ(nic_holding(reinterpret_cast<const sockaddr*>(&address)), "");
-}
-
-}  // namespace
-}  // namespace testio::net
-
-namespace testio::net {
-namespace {
-
-TEST_F(FakeSysfs, ChoosesAskedNicsAndBondMembersOnce) {
-  add_nic("bond0", 3, 3);
-  add_nic("ens1f0", 1, 1);
-  add_nic("ens1f1", 2, 2);
-  write("class/net/bond0/bonding/slaves", "ens1f0 ens1f1\n");
-  EXPECT_EQ(choose_nics({"bond0", "ens1f1", "nosuch"}, nullptr, root()),
-            (std::vector<std::string>{"ens1f0", "ens1f1"}));
-  EXPECT_TRUE(choose_nics({"nosuch"}, nullptr, root()).empty());
-}
-
-TEST(ChooseNics, FallsBackToTheInterfaceOfTheLocalAddress) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(choose_nics({"nosuch0"}, reinterpret_cast<const sockaddr*>(&address)), (std::vector<std::string>{"lo"}));
 }
 
 }  // namespace
