@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spec/test_spec.hpp"
+#include "net/flow_path.hpp"
 #include "stats/core_spread.hpp"
 #include "stats/summary.hpp"
 #include "util/digest.hpp"
@@ -113,6 +114,8 @@ struct SideResults {
   std::uint32_t tests_beside = 0;                // server: most other tests running at once
   std::vector<std::string> digests;              // -F: hex digest per stream, in stream order
   std::vector<stats::CoreShare> cores;           // each CPU's busy and softirq share over the test
+  std::string nics_reason;                       // --iface-stats: why these NICs were watched
+  std::vector<net::FlowPath> paths;              // per stream, the interface it leaves this side by
 };
 
 // A bulk test's figures from one side, by direction: the forward streams (client to server) at

@@ -73,6 +73,12 @@ json to_json(const SideResults& results, const char* type) {
                   {"congestion", results.congestion},
                   {"tests_beside", results.tests_beside},
                   {"digests", results.digests}};
+  if (!results.nics_reason.empty()) message["nics_reason"] = results.nics_reason;
+  if (!results.paths.empty()) {
+    json paths = json::array();
+    for (const net::FlowPath& path : results.paths) paths.push_back({path.device, path.how});
+    message["paths"] = std::move(paths);
+  }
   if (!results.cores.empty()) {
     json cores = json::array();
     for (const stats::CoreShare& core : results.cores) cores.push_back({core.cpu, core.busy, core.softirq});
@@ -156,6 +162,24 @@ std::vector<stats::CoreShare> parse_cores(const json& message) {
   return cores;
 }
 
+// Optional: [device, how] per stream, in stream order.
+std::vector<net::FlowPath> parse_paths(const json& message, std::uint32_t expected_streams) {
+  std::vector<net::FlowPath> paths;
+  auto list = message.find("paths");
+  if (list == message.end()) return paths;
+  if (!list->is_array() || list->size() != expected_streams)
+    throw ProtocolError("\"paths\" must list one [device, how] per stream");
+  for (const json& path : *list) {
+    if (!path.is_array() || path.size() != 2 || !path[0].is_string() || !path[1].is_string() ||
+        (!net::is_valid_nic_name(path[0].get<std::string>()) && path[0].get<std::string>() != net::kUnknownDevice) ||
+        path[1].get_ref<const std::string&>().size() > net::kMaxPathHow)
+      throw ProtocolError("each entry of \"paths\" must be [interface name, how], the how at most " +
+                          std::to_string(net::kMaxPathHow) + " characters");
+    paths.push_back({path[0].get<std::string>(), path[1].get<std::string>()});
+  }
+  return paths;
+}
+
 }  // namespace
 
 SideResults parse_side_results(const json& message, const char* type, std::uint32_t expected_streams) {
@@ -215,6 +239,8 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
     }
   }
   results.cores = parse_cores(message);
+  if (message.contains("nics_reason")) results.nics_reason = get_string(message, "nics_reason", net::kMaxNicsReason);
+  results.paths = parse_paths(message, expected_streams);
   return results;
 }
 
@@ -236,8 +262,9 @@ DirectedResults parse_directed_results(const json& message, const char* type, st
 std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals) noexcept {
   // A stream's totals with every optional field at 20 digits, and its digest; a sample of 9 numbers
   // of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
-  // of the message (CPU, cores for 1024 CPUs, the reverse direction's header).
-  constexpr std::uint64_t kStreamBytes = 512 + 160;
+  // of the message (CPU, cores for 1024 CPUs, the NICs' reason, the reverse direction's header).
+  // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst.
+  constexpr std::uint64_t kStreamBytes = 512 + 160 + net::kMaxNicName + 6 * net::kMaxPathHow + 16;
   constexpr std::uint64_t kSampleBytes = 9 * 21 + 2;
   constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
   constexpr std::uint64_t kMessageBytes = 64 * 1024;

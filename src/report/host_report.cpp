@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "report/format.hpp"
+#include "report/path_report.hpp"
 #include "util/units.hpp"
 
 namespace testio::report {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::string printf_text(const char* format, auto... values) {
-  char line[256];
-  std::snprintf(line, sizeof line, format, values...);
-  return line;
-}
 
 std::string rx_tx_text(const net::NicCounters& moved, double seconds, char unit) {
   return "rx " + util::format_rate(util::bits_per_second(moved.rx_bytes, seconds), unit) + " " +
@@ -86,6 +82,7 @@ std::string nic_interval_text(const stats::IntervalRecord& record, char unit) {
 std::string nic_summary_text(const std::string& who, const SideReport& side, std::uint32_t connections, char unit) {
   std::vector<NicTotal> totals = nic_totals(side.intervals);
   std::string text;
+  if (!totals.empty() && !side.nics_reason.empty()) text += "nics " + who + ": " + side.nics_reason + "\n";
   for (const NicTotal& nic : totals) text += "nic " + who + " " + nic.name + ": " + rx_tx_text(nic.moved, nic.seconds, unit) + "\n";
   NicBalance balance = nic_balance(totals, connections);
   if (!balance.applies) return text;
@@ -117,7 +114,9 @@ json nic_interval_json(const stats::IntervalRecord& record) {
 }
 
 void add_host_json(json& side_json, const SideReport& side, std::uint32_t connections) {
+  if (!side.paths.empty()) side_json["paths"] = path_split_json(path_split(side));
   std::vector<NicTotal> totals = nic_totals(side.intervals);
+  if (!side.nics_reason.empty()) side_json["nics_reason"] = side.nics_reason;
   if (!totals.empty()) {
     json nics = json::array();
     for (const NicTotal& nic : totals) nics.push_back(nic_json(nic.name, nic.moved, nic.seconds));

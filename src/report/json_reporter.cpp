@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "report/host_report.hpp"
+#include "report/path_report.hpp"
 #include "report/rr_report.hpp"
 #include "report/transfers_report.hpp"
 #include "report/text_reporter.hpp"
@@ -225,11 +226,13 @@ json end_json(const TestReport& report) {
         retransmits += tcp.retransmits;
       }
       sender["testio"] = testio_stream_extra(sent[i]);
+      if (json path = path_json(report.sender, i); !path.is_null()) sender["testio"]["path"] = std::move(path);
       entry["sender"] = std::move(sender);
     }
     if (i < received.size()) {
       json receiver = figures_json(static_cast<int>(i + 1), received[i], false);
       receiver["testio"] = testio_stream_extra(received[i]);
+      if (json path = path_json(report.receiver, i); !path.is_null()) receiver["testio"]["path"] = std::move(path);
       entry["receiver"] = std::move(receiver);
     }
     streams.push_back(std::move(entry));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "net/flow_path.hpp"
 #include "spec/test_spec.hpp"
 #include "stats/histogram.hpp"
 #include "stats/core_spread.hpp"
@@ -67,6 +68,8 @@ struct SideReport {
   double wall_s = 0;
   std::string congestion;
   std::vector<stats::CoreShare> cores;  // each CPU's busy and softirq share over the test
+  std::string nics_reason;              // --iface-stats: why these NICs
+  std::vector<net::FlowPath> paths;     // per stream, the interface it leaves this side by (may be empty)
 };
 
 // Request/response results: messages completed and their round-trip latency distribution.

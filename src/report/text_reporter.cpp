@@ -6,22 +6,18 @@
 #include <vector>
 
 #include "report/host_report.hpp"
+#include "report/path_report.hpp"
 #include "report/rr_report.hpp"
 #include "report/transfers_report.hpp"
+#include "report/format.hpp"
 #include "util/units.hpp"
 
 namespace testio::report {
 namespace {
 
-std::string printf_line(const char* format, auto... values) {
-  char line[256];
-  std::snprintf(line, sizeof line, format, values...);
-  return line;
-}
-
 std::string cpu_line(const char* who, const SideReport& side, std::uint64_t bytes) {
   stats::CpuUsage usage = stats::cpu_usage(side.cpu, side.wall_s, bytes);
-  return printf_line("cpu %-17s %6.1f%% of a core (user %.1f%%, system %.1f%%), %.3f CPU-seconds per GB\n",
+  return printf_text("cpu %-17s %6.1f%% of a core (user %.1f%%, system %.1f%%), %.3f CPU-seconds per GB\n",
                      who, usage.total_percent, usage.user_percent, usage.system_percent,
                      usage.seconds_per_gb);
 }
@@ -31,7 +27,7 @@ std::string cpu_line(const char* who, const SideReport& side, std::uint64_t byte
 std::string zero_copy_text(const TestReport& report) {
   std::string text;
   if (stats::ZeroCopySummary sent = stats::zerocopy_summary(report.sender.totals); sent.completed)
-    text += printf_line("zerocopy: %llu sends completed, %.1f%% without a copy%s\n",
+    text += printf_text("zerocopy: %llu sends completed, %.1f%% without a copy%s\n",
                         static_cast<unsigned long long>(sent.completed), 100 * sent.zero_copy_share(),
                         sent.copied == sent.completed
                             ? " (the kernel copies data that stays on this host, as on loopback)"
@@ -40,11 +36,11 @@ std::string zero_copy_text(const TestReport& report) {
   if (!received.total()) return text;
   const std::string total = util::format_bytes(received.total());
   if (report.start.spec.recv_mode == spec::RecvMode::splice)
-    text += printf_line("splice: %.1f%% of %s received never copied to user memory%s\n",
+    text += printf_text("splice: %.1f%% of %s received never copied to user memory%s\n",
                         100 * received.zero_copy_share(), total.c_str(),
                         received.zero_copy_bytes ? "" : " (splice was unavailable: recv_into read it)");
   else
-    text += printf_line("mmap: %.1f%% of %s received mapped (TCP_ZEROCOPY_RECEIVE), the rest copied%s\n",
+    text += printf_text("mmap: %.1f%% of %s received mapped (TCP_ZEROCOPY_RECEIVE), the rest copied%s\n",
                         100 * received.zero_copy_share(), total.c_str(),
                         received.zero_copy_share() < 0.1
                             ? " (only whole pages of page-aligned payload map; on loopback nearly all is copied)"
@@ -126,14 +122,14 @@ void TextReporter::start(const StartInfo& start) {
   out_ << ", " << test_text(start) << "\n";
   if (start.tuned()) out_ << tuning_line(start, options_.unit);
   if (start.spec.interval_s > 0)
-    out_ << printf_line("[%5s] %-15s %12s %16s %10s %11s %6s %10s %9s\n", "ID", "interval", "bytes", "rate",
+    out_ << printf_text("[%5s] %-15s %12s %16s %10s %11s %6s %10s %9s\n", "ID", "interval", "bytes", "rate",
                         "calls", "bytes/call", "retr", "cwnd", "rtt");
   out_.flush();
 }
 
 void TextReporter::interval(const stats::IntervalRecord& record) {
   if (start_.spec.interval_s <= 0) return;
-  std::string span = printf_line("%.2f-%.2f s", record.start_s, record.end_s);
+  std::string span = printf_text("%.2f-%.2f s", record.start_s, record.end_s);
   const char* omitted = record.omitted ? "  (omitted)" : "";
   std::uint64_t calls = 0;
   std::uint32_t retransmits = 0;
@@ -145,11 +141,11 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
       std::uint32_t delta = sample.tcp.total_retrans - last_retransmits_[i];
       last_retransmits_[i] = sample.tcp.total_retrans;
       retransmits += delta;
-      tcp = printf_line(" %6u %10s %6u us", delta, util::format_bytes(sample.tcp.snd_cwnd_bytes).c_str(),
+      tcp = printf_text(" %6u %10s %6u us", delta, util::format_bytes(sample.tcp.snd_cwnd_bytes).c_str(),
                         sample.tcp.rtt_us);
     }
     if (per_stream_lines_)
-      out_ << printf_line("[%5zu] %-15s %12s %16s %10llu %11.0f", i + 1, span.c_str(),
+      out_ << printf_text("[%5zu] %-15s %12s %16s %10llu %11.0f", i + 1, span.c_str(),
                           util::format_bytes(sample.bytes).c_str(),
                           util::format_rate(util::bits_per_second(sample.bytes, record.seconds()), options_.unit).c_str(),
                           static_cast<unsigned long long>(sample.calls),
@@ -158,12 +154,12 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
   }
   if (!per_stream_lines_ || record.streams.size() > 1) {
     std::uint64_t bytes = record.bytes();
-    out_ << printf_line("[%5s] %-15s %12s %16s %10llu %11.0f", "SUM", span.c_str(),
+    out_ << printf_text("[%5s] %-15s %12s %16s %10llu %11.0f", "SUM", span.c_str(),
                         util::format_bytes(bytes).c_str(),
                         util::format_rate(util::bits_per_second(bytes, record.seconds()), options_.unit).c_str(),
                         static_cast<unsigned long long>(calls),
                         calls ? static_cast<double>(bytes) / static_cast<double>(calls) : 0.0);
-    if (start_.local_is_sender) out_ << printf_line(" %6u", retransmits);
+    if (start_.local_is_sender) out_ << printf_text(" %6u", retransmits);
     out_ << omitted << "\n";
   }
   out_ << nic_interval_text(record, options_.unit);
@@ -173,7 +169,7 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
 namespace {
 
 std::string stream_row(const std::string& id, const char* role, const stats::StreamFigures& figures, char unit) {
-  return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f%s\n", id.c_str(), role,
+  return printf_text("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f%s\n", id.c_str(), role,
                      static_cast<unsigned long long>(figures.bytes), figures.seconds(),
                      util::format_rate(util::bits_per_second(figures.bytes, figures.seconds()), unit).c_str(),
                      static_cast<unsigned long long>(figures.calls), figures.bytes_per_call(),
@@ -181,7 +177,7 @@ std::string stream_row(const std::string& id, const char* role, const stats::Str
 }
 
 std::string sum_row(const char* role, const stats::SideSummary& sum, char unit) {
-  return printf_line("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f   %s\n", "SUM", role,
+  return printf_text("[%5s] %-8s %15llu %9.2f %16s %12llu %12.0f   %s\n", "SUM", role,
                      static_cast<unsigned long long>(sum.bytes), sum.seconds,
                      util::format_rate(sum.bits_per_second, unit).c_str(), static_cast<unsigned long long>(sum.calls),
                      sum.calls ? static_cast<double>(sum.bytes) / static_cast<double>(sum.calls) : 0.0,
@@ -192,7 +188,7 @@ std::string balance_line(const char* role, const std::vector<stats::StreamFigure
   stats::Balance balance = stats::balance_of(stats::stream_rates(streams));
   return std::string("balance ") + role + ": min " + util::format_rate(balance.min, unit) + ", max " +
          util::format_rate(balance.max, unit) + ", stddev " + util::format_rate(balance.stddev, unit) +
-         printf_line(", Jain's fairness index %.4f\n", balance.jain);
+         printf_text(", Jain's fairness index %.4f\n", balance.jain);
 }
 
 // The sender's TCP_INFO over the test: where rtt, cwnd and retransmits mean something.
@@ -206,7 +202,7 @@ std::string tcp_lines(const TestReport& report, bool per_stream) {
     stats::TcpSummary tcp = stats::tcp_summary(report.sender.intervals, i);
     if (!tcp.valid) continue;
     if (per_stream)
-      lines += printf_line("tcp [%3zu]: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s\n", i + 1,
+      lines += printf_text("tcp [%3zu]: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s\n", i + 1,
                            tcp.retransmits, tcp.min_rtt_us, tcp.mean_rtt_us, tcp.max_rtt_us,
                            util::format_bytes(tcp.max_snd_cwnd).c_str());
     retransmits += tcp.retransmits;
@@ -217,7 +213,7 @@ std::string tcp_lines(const TestReport& report, bool per_stream) {
     ++with_info;
   }
   if (with_info)
-    lines += printf_line("tcp sender: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s, congestion %s\n",
+    lines += printf_text("tcp sender: retransmits %u, rtt min/mean/max %u/%.0f/%u us, max cwnd %s, congestion %s\n",
                          retransmits, min_rtt, rtt_sum / static_cast<double>(with_info), max_rtt,
                          util::format_bytes(max_cwnd).c_str(),
                          report.sender.congestion.empty() ? "?" : report.sender.congestion.c_str());
@@ -247,7 +243,7 @@ void TextReporter::end(const TestReport& report) {
   std::vector<stats::StreamFigures> sent = summary_figures(report.sender);
   std::vector<stats::StreamFigures> received = summary_figures(report.receiver);
   out_ << "- - - - - - - - - - - - - - - - - - - - - - - - -\n";
-  out_ << printf_line("[%5s] %-8s %15s %9s %16s %12s %12s\n", "ID", "role", "bytes", "seconds", "rate",
+  out_ << printf_text("[%5s] %-8s %15s %9s %16s %12s %12s\n", "ID", "role", "bytes", "seconds", "rate",
                       "calls", "bytes/call");
   if (per_stream_lines_) {
     for (std::size_t i = 0; i < report.start.connections(); ++i) {
@@ -296,10 +292,13 @@ std::string TextReporter::host_lines(const TestReport& report, std::uint64_t mov
   if (report.remote().present && options_.verbose)
     for (const stats::IntervalRecord& record : report.remote().intervals)
       if (!record.nics.empty())
-        lines += remote_who + printf_line(" %.2f-%.2f s:\n", record.start_s, record.end_s) +
+        lines += remote_who + printf_text(" %.2f-%.2f s:\n", record.start_s, record.end_s) +
                  nic_interval_text(record, options_.unit);
   if (report.local().present) lines += nic_summary_text(local_who, report.local(), flows, options_.unit);
   if (report.remote().present) lines += nic_summary_text(remote_who, report.remote(), flows, options_.unit);
+  // Where the data leaves the sending host (its receiver's paths carry only ACKs).
+  const bool local_sends = report.start.local_is_sender;
+  lines += paths_text(local_sends ? local_who : remote_who, report.sender, options_.verbose);
   return lines;
 }
 

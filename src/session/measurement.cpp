@@ -1,8 +1,11 @@
 #include "session/measurement.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
+
+#include <sys/socket.h>
 
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
@@ -82,7 +85,9 @@ control::SideResults Measurement::finish(bool sender) {
     if (!counters_[i].finished.load(std::memory_order_acquire)) figures.failed = true;
     results.streams.push_back(figures);
   }
+  results.paths = flow_paths();
   results.intervals = std::move(intervals_);
+  results.nics_reason = nics_reason_;
   if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;
   results.cpu = stats::CpuTimes::now() - cpu_at_start_;
   results.cores = stats::core_shares(cpu_ticks_at_start_, stats::read_proc_stat());
@@ -90,6 +95,25 @@ control::SideResults Measurement::finish(bool sender) {
   char congestion[32];
   if (streams && fds_[0] >= 0) results.congestion = net::congestion_name(fds_[0], congestion);
   return results;
+}
+
+// Each data connection's way out of this host, looked up once at the end (a few netlink calls
+// per connection, while its socket is still open).
+std::vector<net::FlowPath> Measurement::flow_paths() const {
+  // Workloads whose connections come and go (--transfers) keep none open: no paths to tell.
+  if (std::none_of(fds_.begin(), fds_.end(), [](int fd) { return fd >= 0; })) return {};
+  std::vector<net::FlowPath> paths(fds_.size());
+  for (std::size_t i = 0; i < fds_.size(); ++i) {
+    sockaddr_storage local{}, remote{};
+    socklen_t local_size = sizeof(local), remote_size = sizeof(remote);
+    if (fds_[i] < 0 || ::getsockname(fds_[i], reinterpret_cast<sockaddr*>(&local), &local_size) != 0 ||
+        ::getpeername(fds_[i], reinterpret_cast<sockaddr*>(&remote), &remote_size) != 0) {
+      paths[i].how = "no connection";
+      continue;
+    }
+    paths[i] = net::flow_path(reinterpret_cast<const sockaddr*>(&local), reinterpret_cast<const sockaddr*>(&remote));
+  }
+  return paths;
 }
 
 }  // namespace testio::session

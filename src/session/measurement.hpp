@@ -11,7 +11,7 @@
 #include <asio/awaitable.hpp>
 
 #include "control/protocol.hpp"
-#include "net/nic_counters.hpp"
+#include "net/flow_path.hpp"
 #include "report/reporter.hpp"
 #include "stats/core_spread.hpp"
 #include "stats/counters.hpp"
@@ -31,8 +31,11 @@ class Measurement {
   void watch_socket(std::uint32_t stream, int fd) noexcept { fds_[stream] = fd; }
   // -F: where stream `stream` leaves its digest; written by its worker before it finishes.
   std::string& digest(std::uint32_t stream) noexcept { return digests_[stream]; }
-  // --iface-stats: the NICs whose kernel counters each interval reads. Call before begin().
-  void watch_nics(std::vector<std::string> names) { nic_names_ = std::move(names); }
+  // --iface-stats: the NICs whose kernel counters each interval reads, and why. Call before begin().
+  void watch_nics(net::ChosenNics chosen) {
+    nic_names_ = std::move(chosen.names);
+    nics_reason_ = std::move(chosen.reason);
+  }
   const std::vector<std::string>& watched_nics() const noexcept { return nic_names_; }
 
   // Each interval also goes to `reporter` as it closes (the direction shown live); without this
@@ -49,6 +52,7 @@ class Measurement {
  private:
   void tick(double end_s);
   std::vector<stats::NicSample> sample_nics();
+  std::vector<net::FlowPath> flow_paths() const;
 
   std::unique_ptr<stats::StreamCounters[]> counters_;
   std::vector<int> fds_;
@@ -61,6 +65,7 @@ class Measurement {
   double last_tick_s_ = 0;
   std::vector<stats::IntervalRecord> intervals_;
   std::vector<std::string> nic_names_;
+  std::string nics_reason_;
   std::vector<net::NicCounters> nic_last_;        // each watched NIC's counters at the last tick
   std::vector<stats::CpuTicks> cpu_ticks_at_start_;  // /proc/stat, for the per-CPU shares
   report::Reporter* live_ = nullptr;

@@ -78,6 +78,8 @@ report::SideReport side_report(control::SideResults results) {
   side.wall_s = results.wall_s;
   side.congestion = std::move(results.congestion);
   side.cores = std::move(results.cores);
+  side.nics_reason = std::move(results.nics_reason);
+  side.paths = std::move(results.paths);
   return side;
 }
 

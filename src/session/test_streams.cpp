@@ -4,7 +4,7 @@
 
 #include <asio/experimental/awaitable_operators.hpp>
 
-#include "net/nic_counters.hpp"
+#include "net/flow_path.hpp"
 
 namespace testio::session {
 
@@ -30,7 +30,8 @@ void TestStreams::add(workloads::TestSide& side, std::uint32_t i, std::optional<
   engines::Worker& worker = worker_for(i);
   if (socket) {
     if (i == 0 && iface_stats_)
-      measurement_.live().watch_nics(net::choose_nics(*iface_stats_, socket->local_endpoint().data()));
+      measurement_.live().watch_nics(
+          net::choose_nics(*iface_stats_, socket->local_endpoint().data(), socket->remote_endpoint().data()));
     socket = move_to_worker(i, std::move(*socket));
     measurement_.watch_socket(i, socket->native_handle());
   }

@@ -1,0 +1,67 @@
+#include "report/path_report.hpp"
+
+#include <algorithm>
+
+#include "report/format.hpp"
+
+namespace testio::report {
+
+using json = nlohmann::ordered_json;
+
+PathSplit path_split(const SideReport& side) {
+  PathSplit split;
+  auto count = [&](const std::string& device, std::uint32_t flows) {
+    auto found = std::find_if(split.flows.begin(), split.flows.end(), [&](const auto& entry) { return entry.first == device; });
+    if (found == split.flows.end())
+      split.flows.emplace_back(device, flows);
+    else
+      found->second += flows;
+  };
+  for (const net::FlowPath& path : side.paths) {
+    if (path.device == net::kUnknownDevice)
+      ++split.unknown;
+    else
+      count(path.device, 1);
+  }
+  if (!side.intervals.empty())
+    for (const stats::NicSample& nic : side.intervals.front().nics) count(nic.name, 0);
+  if (split.flows.size() >= 2) {
+    auto [fewest, most] = std::minmax_element(split.flows.begin(), split.flows.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; });
+    split.uneven = most->second >= fewest->second + 2;
+  }
+  return split;
+}
+
+std::string paths_text(const std::string& who, const SideReport& side, bool each_flow) {
+  if (side.paths.empty()) return "";
+  std::string text;
+  if (each_flow)
+    for (std::size_t i = 0; i < side.paths.size(); ++i)
+      text += printf_text("[%3zu] leaves %s by %s (%s)\n", i + 1, who.c_str(), side.paths[i].device.c_str(),
+                          side.paths[i].how.c_str());
+  const PathSplit split = path_split(side);
+  if (split.flows.size() < 2) return text;
+  std::string counts;
+  for (const auto& [device, flows] : split.flows)
+    counts += (counts.empty() ? "" : ", ") + device + " " + std::to_string(flows) + (flows == 1 ? " flow" : " flows");
+  if (split.unknown) counts += ", " + std::to_string(split.unknown) + " unknown";
+  text += "paths " + who + ": " + counts + "\n";
+  if (split.uneven)
+    text += "WARNING: the flows leave " + who + " unevenly (" + counts +
+            "): the route's or bond's hash put more on one interface; see docs/tuning.md\n";
+  return text;
+}
+
+json path_json(const SideReport& side, std::size_t i) {
+  if (i >= side.paths.size()) return nullptr;
+  return {{"device", side.paths[i].device}, {"how", side.paths[i].how}};
+}
+
+json path_split_json(const PathSplit& split) {
+  json flows = json::object();
+  for (const auto& [device, count] : split.flows) flows[device] = count;
+  return {{"flows", std::move(flows)}, {"unknown", split.unknown}, {"uneven", split.uneven}};
+}
+
+}  // namespace testio::report

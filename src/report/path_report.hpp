@@ -1,0 +1,35 @@
+// Each flow's way out of the sending host (net::FlowPath, gathered per side) as the reports show
+// it: per flow with -v and in JSON, and the flows per interface with a warning when a hash split
+// them less evenly than their count allows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/test_report.hpp"
+
+namespace testio::report {
+
+struct PathSplit {
+  std::vector<std::pair<std::string, std::uint32_t>> flows;  // per interface, in order of first use
+  std::uint32_t unknown = 0;                                 // flows whose interface cannot be told
+  // Two interfaces or more, and the busiest has two flows or more than the quietest: an even
+  // split would differ by one at most.
+  bool uneven = false;
+};
+// The split of `side`'s flows; the NICs it watched (--iface-stats) count too, with no flow.
+PathSplit path_split(const SideReport& side);
+
+// "paths sender (client): tb1 8 flows, tb2 8 flows" and the warning, when the flows left by two
+// interfaces or more; with `each_flow`, a line per flow first. Empty without paths.
+std::string paths_text(const std::string& who, const SideReport& side, bool each_flow);
+// {"device", "how"} of stream `i`, or null when the side has no paths.
+nlohmann::ordered_json path_json(const SideReport& side, std::size_t i);
+// {"flows": {"tb1": 8, ...}, "unknown": 0, "uneven": false} for a side's "testio" object.
+nlohmann::ordered_json path_split_json(const PathSplit& split);
+
+}  // namespace testio::report
