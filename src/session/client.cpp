@@ -20,6 +20,7 @@
 #include "control/channel.hpp"
 #include "control/protocol.hpp"
 #include "engines/bulk_streams.hpp"
+#include "net/route_lookup.hpp"
 #include "session/client_signals.hpp"
 #include "session/connect.hpp"
 #include "session/test_start.hpp"
@@ -168,6 +169,7 @@ class ClientTest {
   unsigned threads_ = 1;
   std::optional<control::ControlChannel> control_;
   tcp::endpoint server_;
+  bool multipath_ = false;  // the route to the server has several nexthops: data ports are bound first
   control::TestAccepted accepted_;
   std::optional<TestStreams> streams_;
   report::StartInfo start_;
@@ -195,6 +197,7 @@ asio::awaitable<void> ClientTest::handshake() {
   net::check_tuning(data_tuning(spec_, true, config_.mss), endpoints.front().address().is_v4() ? AF_INET : AF_INET6);
   tcp::socket socket = co_await connect_any(endpoints, config_);
   server_ = socket.remote_endpoint();
+  multipath_ = net::route_nexthops(socket.local_endpoint().data(), server_.data()).nexthops.size() > 1;
   const control::Preamble preamble{control::ConnectionKind::control};
   co_await send_preamble(socket, preamble);
   // The client trusts the server it chose a little more: results carry every interval.
@@ -255,7 +258,7 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(std::uint32_t i) {
   };
   const std::vector<tcp::endpoint> server_only{server_};
   const std::uint16_t source_port = config_.cport_first ? static_cast<std::uint16_t>(config_.cport_first + i) : 0;
-  tcp::socket socket = co_await connect_any(server_only, config_, prepare, source_port);
+  tcp::socket socket = co_await connect_any(server_only, config_, prepare, source_port, multipath_);
   const control::Preamble preamble{control::ConnectionKind::data, control::kProtocolVersion, accepted_.test_id, i};
   co_await send_preamble(socket, preamble);
   note_connection(start_, socket);

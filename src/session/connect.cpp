@@ -38,7 +38,8 @@ asio::awaitable<std::vector<tcp::endpoint>> resolve(const config::Config& config
 
 asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpoints,
                                          const config::Config& config,
-                                         const PrepareSocket& prepare, std::uint16_t source_port) {
+                                         const PrepareSocket& prepare, std::uint16_t source_port,
+                                         bool port_before_connect) {
   auto executor = co_await asio::this_coro::executor;
   std::string last_error = "no usable address";
   asio::ip::address source;
@@ -53,7 +54,7 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
     try {
       socket.open(endpoint.protocol());
       if (!config.bind_device.empty()) net::bind_to_device(socket.native_handle(), config.bind_device);
-      if (source_port) {
+      if (source_port || port_before_connect) {
         // A previous run's connection from this port may still be in TIME_WAIT.
         socket.set_option(asio::socket_base::reuse_address(true));
         const asio::ip::address from = config.bind_address.empty()
@@ -63,6 +64,7 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
         try {
           socket.bind(tcp::endpoint(from, source_port));
         } catch (const std::system_error& error) {
+          if (!source_port) throw;
           throw std::runtime_error("--cport: cannot use source port " + std::to_string(source_port) + ": " +
                                    error.code().message());
         }

@@ -21,10 +21,14 @@ asio::awaitable<std::vector<asio::ip::tcp::endpoint>> resolve(const config::Conf
 using PrepareSocket = std::function<void(asio::ip::tcp::socket&)>;
 
 // Connects to the first endpoint that answers, from `config.bind_address` if set and from
-// `source_port` if not 0 (--cport). Throws std::runtime_error naming the peer.
+// `source_port` if not 0 (--cport). With `port_before_connect` (and no source port) the kernel
+// picks the port at bind() rather than in connect(): measured on Linux 6.18, a connection whose
+// port connect() picks does not always take the multipath nexthop a lookup of its ports names
+// (3 of 6 took the other), one bound first always does. Throws std::runtime_error naming the peer.
 asio::awaitable<asio::ip::tcp::socket> connect_any(const std::vector<asio::ip::tcp::endpoint>& endpoints,
                                                    const config::Config& config,
                                                    const PrepareSocket& prepare = {},
-                                                   std::uint16_t source_port = 0);
+                                                   std::uint16_t source_port = 0,
+                                                   bool port_before_connect = false);
 
 }  // namespace testio::session
