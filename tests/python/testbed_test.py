@@ -312,6 +312,49 @@ def iface_stats_show_flows_split_over_two_links():
 
 
 @test
+def each_flow_is_named_by_the_link_it_leaves_by():
+    connections = 16
+    with Testbed("--links", "2", "--rate", "1gbit", "--cc", "reno", "--multipath") as bed:
+        with bed.server("-1", bind="198.18.0.2") as server:
+            done = bed.run(bed.a, harness.BINARY, "-c", "198.18.0.2", "-p", server.port, str(connections),
+                           "-t", "2", "-i", "0.5", "--iface-stats", "--json")
+            server.process.wait(20)
+        with bed.server("-1", bind="198.18.0.2") as server:
+            text = bed.run(bed.a, harness.BINARY, "-c", "198.18.0.2", "-p", server.port, "4", "-t", "1",
+                           "-R", "-v").stdout
+            server.process.wait(20)
+    document = json.loads(done.stdout)
+    if SCHEMA:
+        harness.schema_checker(SCHEMA)(document)
+    sender = document["end"]["testio"]["sender"]
+    check("the route to 198.18.0.2 has 2 nexthops: tb1, tb2" in sender["nics_reason"], f"reason {sender}")
+    receiver = document["end"]["testio"]["receiver"]
+    check("the route to 198.18.0.1 has 2 nexthops: tb1, tb2" in receiver["nics_reason"], f"reason {receiver}")
+    for interval in document["intervals"] + document["end"]["testio"]["remote_intervals"]:
+        names = [nic["name"] for nic in interval["testio"]["nics"]]
+        check(names == ["tb1", "tb2"], f"the default --iface-stats watched {names}")
+    per_link = {"tb1": 0, "tb2": 0}
+    for stream in document["end"]["streams"]:
+        path = stream["sender"]["testio"]["path"]
+        check(path["device"] in per_link and path["how"] == "multipath route", f"a flow's path {path}")
+        per_link[path["device"]] += stream["sender"]["bytes"]
+    flows = sender["paths"]["flows"]
+    check(sum(flows.values()) == connections and set(flows) == {"tb1", "tb2"}, f"paths {sender['paths']}")
+    check(sender["paths"]["uneven"] == (max(flows.values()) - min(flows.values()) >= 2), f"paths {sender['paths']}")
+    # What testio says each link carried against what each link's far end received (the server's
+    # intervals run to EOF; the client's close before its queues drain).
+    headers = ETHERNET + IPV4 + TCP + TIMESTAMPS
+    for nic, (moved, packets) in nic_bytes_in_intervals(document["end"]["testio"]["remote_intervals"], "rx").items():
+        payload = moved - packets * headers
+        print(f"# {nic}: {flows.get(nic, 0)} flows, testio {per_link[nic]} bytes, the link {payload}", flush=True)
+        check(abs(payload - per_link[nic]) <= 0.05 * max(per_link[nic], 1_000_000),
+              f"{nic}: its flows sent {per_link[nic]}, the link carried {payload}")
+    # -R: the server sends, so its paths are the ones shown, each flow's with -v.
+    check("paths remote (server): tb" in text or "leaves remote (server) by tb" in text, f"no server paths:\n{text}")
+    check(text.count("leaves remote (server) by tb") == 4, f"per-flow lines:\n{text}")
+
+
+@test
 def nothing_is_left_behind():
     if why_not:
         raise Skip(why_not)
