@@ -40,6 +40,9 @@ void add_tuning_options(cxxopts::Options& options) {
        cxxopts::value<std::string>(), "RATE")
     ("fq-rate", "Kernel pacing per connection (SO_MAX_PACING_RATE), RATE bits/s", cxxopts::value<std::string>(),
        "RATE")
+    ("spread", "With 'even', choose the source ports of the flows the client sends so they divide evenly over "
+               "a multipath route's nexthops or a layer3+4 bond's members (checked against their counters)",
+       cxxopts::value<std::string>(), "even")
     ("no-lowat", "Leave SO_RCVLOWAT and TCP_NOTSENT_LOWAT at the kernel's defaults on both sides (testio sets them "
                  "from each stream's measured rate)");
   // clang-format on
@@ -58,6 +61,12 @@ void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, Given
   if (args.count("no-lowat")) spec.marks_follow_rate = false;
   if (auto cpus = typed(args, "affinity")) spec.cpus = util::parse_cpu_list(*cpus, "-A/--affinity");
   if (auto range = typed(args, "cport")) fill_cport(*range, config);
+  if (auto spread = typed(args, "spread")) {
+    if (*spread != "even") throw UsageError("--spread takes 'even', got '" + *spread + "'");
+    config.spread_even = true;
+    // The split is checked against the interfaces' own counters.
+    if (!spec.iface_stats) spec.iface_stats.emplace();
+  }
   auto rate = typed(args, "bitrate"), total_rate = typed(args, "total-rate"), fq_rate = typed(args, "fq-rate");
   given.rate = rate.has_value();
   given.total_rate = total_rate.has_value();
@@ -65,7 +74,7 @@ void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, Given
   if (total_rate) spec.rate_bps = util::parse_rate(*total_rate, "--total-rate") / spec.connections;
   if (fq_rate) spec.fq_rate_bps = util::parse_rate(*fq_rate, "--fq-rate");
   given.client_tuning = args.count("set-mss") || args.count("cport") || rate || total_rate || fq_rate ||
-                        args.count("no-lowat");
+                        args.count("no-lowat") || args.count("spread");
 }
 
 void check_tuning(const config::Config& config, const GivenOptions& given) {
@@ -74,6 +83,15 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
   if ((given.reverse || given.bidir) && given.rr)
     throw UsageError(std::string(given.reverse ? "-R" : "--bidir") +
                      " applies to bulk tests; --rr, --transfers and --raw have their own directions");
+  if (config.spread_even) {
+    if (config.cport_first) throw UsageError("--spread even and --cport both choose the source ports: give one");
+    if (given.reverse)
+      throw UsageError("--spread even chooses the ports of the flows the client sends; with -R the server sends "
+                       "(--bidir spreads the client's half)");
+    if (given.rr || given.transfers || given.raw)
+      throw UsageError("--spread even applies to bulk tests; --rr, --transfers and --raw open their connections "
+                       "their own way");
+  }
   if (!config.cport_first) return;
   const std::uint32_t ports = config.cport_last - config.cport_first + 1u;
   const std::uint32_t opened = config.spec.data_connections();

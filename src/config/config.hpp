@@ -43,6 +43,7 @@ struct Config {
   std::uint32_t mss = 0;            // -M: TCP_MAXSEG before connect, so the SYN announces it; 0 = path's
   std::uint16_t cport_first = 0;    // --cport: data connection i binds source port cport_first + i
   std::uint16_t cport_last = 0;
+  bool spread_even = false;         // --spread even: the client picks its sending flows' ports (net::PortSpreader)
   bool iperf3 = false;              // --iperf3: the server at -c is a stock iperf3 -s
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug

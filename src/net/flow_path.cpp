@@ -148,6 +148,21 @@ FlowPath flow_path(const sockaddr* given_local, const sockaddr* given_remote, co
   return path;
 }
 
+std::string bond_below(const std::string& device, const std::string& sys_root) {
+  std::string at = device;
+  for (int depth = 0; depth < kMaxDepth; ++depth) {
+    if (!bond_members(at, sys_root).empty()) return at;
+    const std::vector<std::string> lower = lower_devices(at, sys_root);
+    if (lower.size() != 1) break;
+    at = lower.front();
+  }
+  return {};
+}
+
+std::vector<std::string> usable_bond_members(const std::string& bond, const std::string& sys_root) {
+  return usable_members(bond, first_word(device_dir(sys_root, bond) + "/bonding/mode"), sys_root);
+}
+
 std::vector<std::string> carrying_devices(const std::string& device, const std::string& sys_root) {
   std::string at = device;
   for (int depth = 0; depth < kMaxDepth; ++depth) {

@@ -34,6 +34,11 @@ FlowPath flow_path(const sockaddr* local, const sockaddr* remote, const std::str
 // dropped, modulo the count.
 std::uint32_t layer34_member(const sockaddr* local, const sockaddr* remote, std::uint32_t members);
 
+// The bond `device` is or stands on (through VLANs and macvlans); empty when there is none.
+std::string bond_below(const std::string& device, const std::string& sys_root = kSysRoot);
+// A bond's members that can send now, in the bond's order: those its transmit hash chooses from.
+std::vector<std::string> usable_bond_members(const std::string& bond, const std::string& sys_root = kSysRoot);
+
 // The interfaces below `device` that carry its packets: a bond's members, a VLAN's or macvlan's
 // lower device (and what is below that), else `device` itself.
 std::vector<std::string> carrying_devices(const std::string& device, const std::string& sys_root = kSysRoot);

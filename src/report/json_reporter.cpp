@@ -116,6 +116,7 @@ json testio_start_json(const StartInfo& start) {
             {"server_cpus", start.server_cpus},
             {"cport_first", start.cport_first},
             {"cport_last", start.cport_last},
+            {"spread_asked", spread_counts_json(start.spread_asked)},
             {"rate_bps", spec.rate_bps},
             {"fq_rate_bps", start.fq_rate_bps},
             {"bind_device", start.bind_device}}},
@@ -252,6 +253,8 @@ json end_json(const TestReport& report) {
   if (report.sender.present) {
     extra["sender"] = side_extra(report.sender, sent, moved);
     add_host_json(extra["sender"], report.sender, report.start.connections());
+    if (!report.start.spread_asked.empty() && report.start.local_is_sender && report.start.from_client)
+      extra["sender"]["spread"] = spread_json(report.start, report.sender);
   }
   if (report.receiver.present) {
     extra["receiver"] = side_extra(report.receiver, received, moved);

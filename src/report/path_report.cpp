@@ -64,4 +64,53 @@ json path_split_json(const PathSplit& split) {
   return {{"flows", std::move(flows)}, {"unknown", split.unknown}, {"uneven", split.uneven}};
 }
 
+std::string spread_counts_text(const SpreadCounts& asked) {
+  std::string text;
+  for (const auto& [device, flows] : asked) text += (text.empty() ? "" : ", ") + device + " " + std::to_string(flows);
+  return text + " flows";
+}
+
+json spread_counts_json(const SpreadCounts& asked) {
+  if (asked.empty()) return nullptr;
+  json counts = json::object();
+  for (const auto& [device, flows] : asked) counts[device] = flows;
+  return counts;
+}
+
+namespace {
+
+// Each spread interface's share of the bytes the spread interfaces sent over every interval.
+std::vector<double> measured_shares(const SpreadCounts& asked, const SideReport& sender) {
+  std::vector<double> sent(asked.size(), 0);
+  double all = 0;
+  for (const stats::IntervalRecord& record : sender.intervals)
+    for (const stats::NicSample& nic : record.nics)
+      for (std::size_t k = 0; k < asked.size(); ++k)
+        if (asked[k].first == nic.name) {
+          sent[k] += static_cast<double>(nic.moved.tx_bytes);
+          all += static_cast<double>(nic.moved.tx_bytes);
+        }
+  for (double& share : sent) share = all > 0 ? share / all : 0;
+  return sent;
+}
+
+}  // namespace
+
+std::string spread_text(const std::string& who, const StartInfo& start, const SideReport& sender) {
+  if (start.spread_asked.empty()) return "";
+  const std::vector<double> shares = measured_shares(start.spread_asked, sender);
+  std::string measured;
+  for (std::size_t k = 0; k < shares.size(); ++k)
+    measured += (k ? ", " : "") + start.spread_asked[k].first + printf_text(" %.1f%%", shares[k] * 100);
+  return "spread even " + who + ": asked " + spread_counts_text(start.spread_asked) + "; the interfaces sent " +
+         measured + " of the bytes\n";
+}
+
+json spread_json(const StartInfo& start, const SideReport& sender) {
+  const std::vector<double> shares = measured_shares(start.spread_asked, sender);
+  json measured = json::object();
+  for (std::size_t k = 0; k < shares.size(); ++k) measured[start.spread_asked[k].first] = shares[k];
+  return {{"asked", spread_counts_json(start.spread_asked)}, {"measured_shares", std::move(measured)}};
+}
+
 }  // namespace testio::report

@@ -32,4 +32,13 @@ nlohmann::ordered_json path_json(const SideReport& side, std::size_t i);
 // {"flows": {"tb1": 8, ...}, "unknown": 0, "uneven": false} for a side's "testio" object.
 nlohmann::ordered_json path_split_json(const PathSplit& split);
 
+// --spread even. "tb1 8, tb2 8 flows" and {"tb1": 8, "tb2": 8} (null when not spread).
+using SpreadCounts = std::vector<std::pair<std::string, std::uint32_t>>;
+std::string spread_counts_text(const SpreadCounts& asked);
+nlohmann::ordered_json spread_counts_json(const SpreadCounts& asked);
+// The split asked against the split the sender's interfaces measured (their tx bytes over the
+// whole test): a line, and {"asked": {...}, "measured_shares": {...}}.
+std::string spread_text(const std::string& who, const StartInfo& start, const SideReport& sender);
+nlohmann::ordered_json spread_json(const StartInfo& start, const SideReport& sender);
+
 }  // namespace testio::report

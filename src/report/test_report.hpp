@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "net/flow_path.hpp"
@@ -45,6 +46,8 @@ struct StartInfo {
   // What only the client asks for on its own sockets.
   std::uint32_t mss_requested = 0;  // -M (the MSS in use is `mss`)
   std::uint16_t cport_first = 0, cport_last = 0;  // --cport
+  // --spread even: the flows the client asked to leave by each interface (empty: not spread).
+  std::vector<std::pair<std::string, std::uint32_t>> spread_asked;
   std::vector<std::uint32_t> server_cpus;  // where the server's workers are pinned (-A)
   std::int64_t timestamp = 0;       // Unix seconds at the start
 
@@ -55,7 +58,7 @@ struct StartInfo {
   std::string hash() const { return spec.hash == util::HashKind::none ? "" : std::string(util::to_string(spec.hash)); }
   bool tuned() const noexcept {
     return !bind_device.empty() || !spec.congestion.empty() || mss_requested || no_delay || !spec.cpus.empty() ||
-           !server_cpus.empty() || cport_first || spec.rate_bps > 0 || fq_rate_bps > 0;
+           !server_cpus.empty() || cport_first || !spread_asked.empty() || spec.rate_bps > 0 || fq_rate_bps > 0;
   }
 };
 

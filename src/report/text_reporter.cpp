@@ -62,6 +62,7 @@ std::string tuning_line(const StartInfo& start, char unit) {
   if (!start.server_cpus.empty()) parts.push_back("server CPUs " + util::format_cpu_list(start.server_cpus));
   if (start.cport_first)
     parts.push_back("source ports " + std::to_string(start.cport_first) + "-" + std::to_string(start.cport_last));
+  if (!start.spread_asked.empty()) parts.push_back("spread even: " + spread_counts_text(start.spread_asked));
   if (start.spec.rate_bps > 0)
     parts.push_back("paced to " + util::format_rate(start.spec.rate_bps, unit) + " per connection");
   if (start.fq_rate_bps > 0) parts.push_back("kernel pacing " + util::format_rate(start.fq_rate_bps, unit));
@@ -299,6 +300,7 @@ std::string TextReporter::host_lines(const TestReport& report, std::uint64_t mov
   // Where the data leaves the sending host (its receiver's paths carry only ACKs).
   const bool local_sends = report.start.local_is_sender;
   lines += paths_text(local_sends ? local_who : remote_who, report.sender, options_.verbose);
+  if (local_sends && report.start.from_client) lines += spread_text(local_who, report.start, report.sender);
   return lines;
 }
 

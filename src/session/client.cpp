@@ -20,6 +20,7 @@
 #include "control/channel.hpp"
 #include "control/protocol.hpp"
 #include "engines/bulk_streams.hpp"
+#include "net/port_spread.hpp"
 #include "net/route_lookup.hpp"
 #include "session/client_signals.hpp"
 #include "session/connect.hpp"
@@ -170,6 +171,8 @@ class ClientTest {
   std::optional<control::ControlChannel> control_;
   tcp::endpoint server_;
   bool multipath_ = false;  // the route to the server has several nexthops: data ports are bound first
+  std::optional<net::PortSpreader> spreader_;  // --spread even
+  std::uint32_t spread_turn_ = 0;              // sending flows given a spread port so far
   control::TestAccepted accepted_;
   std::optional<TestStreams> streams_;
   report::StartInfo start_;
@@ -198,6 +201,11 @@ asio::awaitable<void> ClientTest::handshake() {
   tcp::socket socket = co_await connect_any(endpoints, config_);
   server_ = socket.remote_endpoint();
   multipath_ = net::route_nexthops(socket.local_endpoint().data(), server_.data()).nexthops.size() > 1;
+  if (config_.spread_even) {
+    spreader_.emplace(socket.local_endpoint().data(), server_.data());
+    if (spreader_->devices().empty())
+      spdlog::warn("--spread even: {}; the flows go where the kernel puts them", spreader_->why_not());
+  }
   const control::Preamble preamble{control::ConnectionKind::control};
   co_await send_preamble(socket, preamble);
   // The client trusts the server it chose a little more: results carry every interval.
@@ -243,6 +251,11 @@ asio::awaitable<void> ClientTest::open_streams() {
     const control::Preamble slot{control::ConnectionKind::data, control::kProtocolVersion, accepted_.test_id, i};
     streams_->add(*side_, i, std::move(socket), server_, control::encode_preamble(slot));
   }
+  if (spreader_ && spread_turn_) {
+    const std::vector<std::string>& devices = spreader_->devices();
+    for (std::size_t k = 0; k < devices.size(); ++k)
+      start_.spread_asked.emplace_back(devices[k], spread_turn_ / devices.size() + (k < spread_turn_ % devices.size() ? 1 : 0));
+  }
   side_->describe_start(start_);
   if (!clamp_warning_.empty()) spdlog::warn("{}", clamp_warning_);
   streams_->start();
@@ -257,8 +270,22 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(std::uint32_t i) {
     if (!clamped.empty()) clamp_warning_ = clamped;
   };
   const std::vector<tcp::endpoint> server_only{server_};
-  const std::uint16_t source_port = config_.cport_first ? static_cast<std::uint16_t>(config_.cport_first + i) : 0;
-  tcp::socket socket = co_await connect_any(server_only, config_, prepare, source_port, multipath_);
+  std::uint16_t source_port = config_.cport_first ? static_cast<std::uint16_t>(config_.cport_first + i) : 0;
+  const bool spreading = sending && spreader_ && !spreader_->devices().empty();
+  std::optional<tcp::socket> connected;
+  // A spread port someone else holds is skipped for the next one of the same interface.
+  for (int attempt = 0; !connected; ++attempt) {
+    if (spreading && !(source_port = spreader_->port_for(spread_turn_)))
+      throw std::runtime_error("--spread even: the ephemeral port range has no free port left for " +
+                               spreader_->devices()[spread_turn_ % spreader_->devices().size()]);
+    try {
+      connected = co_await connect_any(server_only, config_, prepare, source_port, multipath_);
+    } catch (const SourcePortBusy&) {
+      if (!spreading || attempt >= 64) throw;
+    }
+  }
+  if (spreading) ++spread_turn_;
+  tcp::socket socket = std::move(*connected);
   const control::Preamble preamble{control::ConnectionKind::data, control::kProtocolVersion, accepted_.test_id, i};
   co_await send_preamble(socket, preamble);
   note_connection(start_, socket);

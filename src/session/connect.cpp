@@ -65,8 +65,9 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
           socket.bind(tcp::endpoint(from, source_port));
         } catch (const std::system_error& error) {
           if (!source_port) throw;
-          throw std::runtime_error("--cport: cannot use source port " + std::to_string(source_port) + ": " +
-                                   error.code().message());
+          throw SourcePortBusy(std::string(config.cport_first ? "--cport" : "--spread even") +
+                               ": cannot use source port " + std::to_string(source_port) + ": " +
+                               error.code().message());
         }
       } else if (!config.bind_address.empty()) {
         socket.bind(tcp::endpoint(source, 0));

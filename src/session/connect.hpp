@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@
 #include "config/config.hpp"
 
 namespace testio::session {
+
+// The source port asked for is held by another socket.
+struct SourcePortBusy : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Every address of `host` in the requested family. Throws std::runtime_error naming the host.
 asio::awaitable<std::vector<asio::ip::tcp::endpoint>> resolve(const config::Config& config);

@@ -355,6 +355,31 @@ def each_flow_is_named_by_the_link_it_leaves_by():
 
 
 @test
+def spread_even_splits_sixteen_flows_eight_and_eight():
+    connections = 16
+    with Testbed("--links", "2", "--rate", "1gbit", "--cc", "reno", "--multipath") as bed:
+        with bed.server("-1", bind="198.18.0.2") as server:
+            done = bed.run(bed.a, harness.BINARY, "-c", "198.18.0.2", "-p", server.port, str(connections),
+                           "-t", "2", "-i", "0.5", "--spread", "even", "--json")
+            server.process.wait(20)
+    document = json.loads(done.stdout)
+    if SCHEMA:
+        harness.schema_checker(SCHEMA)(document)
+    check(document["start"]["testio"]["tuning"]["spread_asked"] == {"tb1": 8, "tb2": 8},
+          f"asked {document['start']['testio']['tuning']}")
+    sender = document["end"]["testio"]["sender"]
+    check(sender["paths"]["flows"] == {"tb1": 8, "tb2": 8} and not sender["paths"]["uneven"], f"paths {sender['paths']}")
+    # The links' own counters, as the server's side read them, carried half each.
+    received = nic_bytes_in_intervals(document["end"]["testio"]["remote_intervals"], "rx")
+    total = sum(moved for moved, _ in received.values())
+    for nic, (moved, _) in received.items():
+        print(f"# spread: {nic} carried {moved / total:.3f} of the bytes; the client measured "
+              f"{sender['spread']['measured_shares'][nic]:.3f}", flush=True)
+        check(abs(moved / total - 0.5) <= 0.05 * 0.5, f"{nic} carried {moved} of {total}")
+        check(abs(sender["spread"]["measured_shares"][nic] - 0.5) <= 0.05 * 0.5, f"spread {sender['spread']}")
+
+
+@test
 def nothing_is_left_behind():
     if why_not:
         raise Skip(why_not)

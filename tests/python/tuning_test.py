@@ -245,7 +245,11 @@ def bad_tuning_is_one_sentence():
              (["-c", "h", "-B", "1.2.3.4%"], 2, "interface name"),
              (["-c", "h", "--send-mode", "splice"], 2, "--send-mode"), (["-s", "--send-mode", "zerocopy"], 2, "client"),
              (["-c", "h", "--rr", "--send-mode", "sendfile"], 2, "bulk tests"),
-             (["-c", "h", "--rr", "--no-lowat"], 2, "--no-lowat"), (["-s", "--no-lowat"], 2, "client option")]
+             (["-c", "h", "--rr", "--no-lowat"], 2, "--no-lowat"), (["-s", "--no-lowat"], 2, "client option"),
+             (["-c", "h", "--spread", "odd"], 2, "'even'"), (["-c", "h", "-R", "--spread", "even"], 2, "-R"),
+             (["-c", "h", "--spread", "even", "--cport", "5000-5001"], 2, "give one"),
+             (["-c", "h", "--transfers", "3", "--size", "1M", "--spread", "even"], 2, "bulk tests"),
+             (["-c", "h", "--iperf3", "--spread", "even"], 2, "--spread"), (["-s", "--spread", "even"], 2, "client")]
     for args, code, mentions in cases:
         done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30,
                               stdin=subprocess.DEVNULL)
