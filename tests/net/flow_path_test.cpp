@@ -2,6 +2,7 @@
 // and stacked devices (a fake tree), and real route lookups on this host's loopback.
 #include "net/flow_path.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include "net/port_spread.hpp"
 #include "net/route_lookup.hpp"
 
 namespace testio::net {
@@ -127,6 +129,36 @@ TEST_F(FakeDevices, ABondsMemberIsTheOneItsHashPicks) {
   FlowPath round_robin = flow_path(as_sockaddr(v4("127.0.0.1", 40000)), as_sockaddr(server), root());
   EXPECT_EQ(round_robin.device, kUnknownDevice);
   EXPECT_EQ(round_robin.how, "route, lo balance-rr layer3+4");
+}
+
+// --spread even over the fake bond: each port handed out hashes to the member whose turn it is.
+TEST_F(FakeDevices, SpreadPortsTakeTheMembersInTurn) {
+  add_device("m0");
+  add_device("m1");
+  add_bond("lo", "802.3ad 4", "layer3+4 1", "m0 m1");
+  const sockaddr_in client = v4("127.0.0.1", 0), server = v4("127.0.0.1", 5201);
+  PortSpreader spreader(as_sockaddr(client), as_sockaddr(server), root());
+  ASSERT_EQ(spreader.devices(), (std::vector<std::string>{"m0", "m1"})) << spreader.why_not();
+  std::vector<std::uint16_t> handed;
+  for (std::uint32_t turn = 0; turn < 8; ++turn) {
+    const std::uint16_t port = spreader.port_for(turn);
+    ASSERT_NE(port, 0);
+    EXPECT_EQ(std::count(handed.begin(), handed.end(), port), 0) << "port " << port << " twice";
+    handed.push_back(port);
+    EXPECT_EQ(layer34_member(as_sockaddr(v4("127.0.0.1", port)), as_sockaddr(server), 2), turn % 2);
+  }
+  write("lo/bonding/xmit_hash_policy", "layer2 0\n");
+  PortSpreader unpredictable(as_sockaddr(client), as_sockaddr(server), root());
+  EXPECT_TRUE(unpredictable.devices().empty());
+  EXPECT_NE(unpredictable.why_not().find("not predictable"), std::string::npos) << unpredictable.why_not();
+  EXPECT_EQ(unpredictable.port_for(0), 0);
+}
+
+TEST(PortSpreader, OneInterfaceIsNothingToSpread) {
+  const sockaddr_in client = v4("127.0.0.1", 0), server = v4("127.0.0.1", 5201);
+  PortSpreader spreader(as_sockaddr(client), as_sockaddr(server));
+  EXPECT_TRUE(spreader.devices().empty());
+  EXPECT_EQ(spreader.why_not(), "the route to the server leaves by lo alone");
 }
 
 TEST(FlowPath, LoopbackLeavesByLo) {
