@@ -116,6 +116,7 @@ struct SideResults {
   std::vector<stats::CoreShare> cores;           // each CPU's busy and softirq share over the test
   std::string nics_reason;                       // --iface-stats: why these NICs were watched
   std::vector<net::FlowPath> paths;              // per stream, the interface it leaves this side by
+  std::vector<int> incoming_cpus;                // per stream, SO_INCOMING_CPU at the end; -1 unknown
 };
 
 // A bulk test's figures from one side, by direction: the forward streams (client to server) at

@@ -79,6 +79,7 @@ json to_json(const SideResults& results, const char* type) {
     for (const net::FlowPath& path : results.paths) paths.push_back({path.device, path.how});
     message["paths"] = std::move(paths);
   }
+  if (!results.incoming_cpus.empty()) message["incoming_cpus"] = results.incoming_cpus;
   if (!results.cores.empty()) {
     json cores = json::array();
     for (const stats::CoreShare& core : results.cores) cores.push_back({core.cpu, core.busy, core.softirq});
@@ -180,6 +181,22 @@ std::vector<net::FlowPath> parse_paths(const json& message, std::uint32_t expect
   return paths;
 }
 
+// Optional: a CPU number per stream, -1 where it is unknown.
+std::vector<int> parse_incoming_cpus(const json& message, std::uint32_t expected_streams) {
+  std::vector<int> cpus;
+  auto list = message.find("incoming_cpus");
+  if (list == message.end()) return cpus;
+  if (!list->is_array() || list->size() != expected_streams)
+    throw ProtocolError("\"incoming_cpus\" must list one CPU per stream");
+  for (const json& cpu : *list) {
+    if (!cpu.is_number_integer() || cpu.get<std::int64_t>() < -1 ||
+        cpu.get<std::int64_t>() >= static_cast<std::int64_t>(stats::kMaxCores))
+      throw ProtocolError("each entry of \"incoming_cpus\" must be a CPU number, or -1");
+    cpus.push_back(static_cast<int>(cpu.get<std::int64_t>()));
+  }
+  return cpus;
+}
+
 }  // namespace
 
 SideResults parse_side_results(const json& message, const char* type, std::uint32_t expected_streams) {
@@ -241,6 +258,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
   results.cores = parse_cores(message);
   if (message.contains("nics_reason")) results.nics_reason = get_string(message, "nics_reason", net::kMaxNicsReason);
   results.paths = parse_paths(message, expected_streams);
+  results.incoming_cpus = parse_incoming_cpus(message, expected_streams);
   return results;
 }
 
@@ -264,7 +282,7 @@ std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals
   // of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
   // of the message (CPU, cores for 1024 CPUs, the NICs' reason, the reverse direction's header).
   // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst.
-  constexpr std::uint64_t kStreamBytes = 512 + 160 + net::kMaxNicName + 6 * net::kMaxPathHow + 16;
+  constexpr std::uint64_t kStreamBytes = 512 + 160 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 6;
   constexpr std::uint64_t kSampleBytes = 9 * 21 + 2;
   constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
   constexpr std::uint64_t kMessageBytes = 64 * 1024;

@@ -139,6 +139,13 @@ double read_pacing_rate_bps(int fd) noexcept {
   return static_cast<double>(value) * 8;
 }
 
+int read_incoming_cpu(int fd) noexcept {
+  int cpu = -1;
+  socklen_t length = sizeof cpu;
+  if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &length) != 0 || length != sizeof cpu) return -1;
+  return cpu;
+}
+
 std::string clamp_warning(const SocketBuffers& buffers) {
   std::string warning;
   auto add = [&](const char* option, std::uint64_t granted, const char* sysctl) {

@@ -43,6 +43,8 @@ void bind_to_device(int fd, const std::string& device);
 std::string read_bound_device(int fd);
 // SO_MAX_PACING_RATE in bits/s; 0 when unlimited or unknown.
 double read_pacing_rate_bps(int fd) noexcept;
+// SO_INCOMING_CPU: the CPU that last processed a packet for this socket; -1 when unknown.
+int read_incoming_cpu(int fd) noexcept;
 
 // One sentence naming the sysctl to raise, or empty when nothing was clamped.
 std::string clamp_warning(const SocketBuffers& buffers);

@@ -1,6 +1,7 @@
 #include "report/path_report.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "report/format.hpp"
 
@@ -62,6 +63,40 @@ json path_split_json(const PathSplit& split) {
   json flows = json::object();
   for (const auto& [device, count] : split.flows) flows[device] = count;
   return {{"flows", std::move(flows)}, {"unknown", split.unknown}, {"uneven", split.uneven}};
+}
+
+namespace {
+
+std::map<int, std::uint32_t> flows_per_cpu(const SideReport& side) {
+  std::map<int, std::uint32_t> flows;
+  for (int cpu : side.incoming_cpus)
+    if (cpu >= 0) ++flows[cpu];
+  return flows;
+}
+
+}  // namespace
+
+json incoming_cpus_json(const SideReport& side) {
+  const std::map<int, std::uint32_t> flows = flows_per_cpu(side);
+  if (flows.empty()) return nullptr;
+  json counts = json::object();
+  for (const auto& [cpu, count] : flows) counts[std::to_string(cpu)] = count;
+  return counts;
+}
+
+std::string incoming_cpus_text(const std::string& who, const SideReport& side, bool each_flow) {
+  const std::map<int, std::uint32_t> flows = flows_per_cpu(side);
+  if (flows.empty()) return "";
+  std::string text;
+  if (each_flow)
+    for (std::size_t i = 0; i < side.incoming_cpus.size(); ++i)
+      if (side.incoming_cpus[i] >= 0)
+        text += printf_text("[%3zu] arrives at %s on cpu%d\n", i + 1, who.c_str(), side.incoming_cpus[i]);
+  std::string counts;
+  for (const auto& [cpu, count] : flows)
+    counts += (counts.empty() ? "cpu" : ", cpu") + std::to_string(cpu) + " " + std::to_string(count) +
+              (count == 1 ? " flow" : " flows");
+  return text + "incoming cpus " + who + ": " + counts + "\n";
 }
 
 std::string spread_counts_text(const SpreadCounts& asked) {

@@ -32,6 +32,12 @@ nlohmann::ordered_json path_json(const SideReport& side, std::size_t i);
 // {"flows": {"tb1": 8, ...}, "unknown": 0, "uneven": false} for a side's "testio" object.
 nlohmann::ordered_json path_split_json(const PathSplit& split);
 
+// Where each flow's packets were processed (SO_INCOMING_CPU): flows per CPU as {"0": 9, "1": 7}
+// (null without figures), and "incoming cpus remote (server): cpu0 9 flows, cpu1 7 flows" with,
+// when `each_flow`, a line per flow first.
+nlohmann::ordered_json incoming_cpus_json(const SideReport& side);
+std::string incoming_cpus_text(const std::string& who, const SideReport& side, bool each_flow);
+
 // --spread even. "tb1 8, tb2 8 flows" and {"tb1": 8, "tb2": 8} (null when not spread).
 using SpreadCounts = std::vector<std::pair<std::string, std::uint32_t>>;
 std::string spread_counts_text(const SpreadCounts& asked);

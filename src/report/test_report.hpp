@@ -73,6 +73,7 @@ struct SideReport {
   std::vector<stats::CoreShare> cores;  // each CPU's busy and softirq share over the test
   std::string nics_reason;              // --iface-stats: why these NICs
   std::vector<net::FlowPath> paths;     // per stream, the interface it leaves this side by (may be empty)
+  std::vector<int> incoming_cpus;       // per stream, the CPU its packets were processed on; -1 unknown
 };
 
 // Request/response results: messages completed and their round-trip latency distribution.

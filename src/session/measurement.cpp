@@ -11,6 +11,7 @@
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "net/socket_options.hpp"
 #include "net/tcp_info.hpp"
 
 namespace testio::session {
@@ -86,6 +87,8 @@ control::SideResults Measurement::finish(bool sender) {
     results.streams.push_back(figures);
   }
   results.paths = flow_paths();
+  if (!results.paths.empty())
+    for (int fd : fds_) results.incoming_cpus.push_back(fd >= 0 ? net::read_incoming_cpu(fd) : -1);
   results.intervals = std::move(intervals_);
   results.nics_reason = nics_reason_;
   if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;

@@ -80,6 +80,7 @@ report::SideReport side_report(control::SideResults results) {
   side.cores = std::move(results.cores);
   side.nics_reason = std::move(results.nics_reason);
   side.paths = std::move(results.paths);
+  side.incoming_cpus = std::move(results.incoming_cpus);
   return side;
 }
 

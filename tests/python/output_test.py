@@ -92,6 +92,14 @@ def remote_figures_are_in_the_client_report():
     check(end["testio"]["receiver"]["cpu"]["cpu_seconds_per_gb"] > 0, "no receiver CPU per GB")
     check(len(end["testio"]["remote_intervals"]) >= 1, "no remote intervals")
     check(end["testio"]["receiver"]["calls"] > 0, "no receive call count")
+    # Each side's flows: the interface they leave by and the CPU their packets were processed on.
+    for stream in end["streams"]:
+        for side in ("sender", "receiver"):
+            check(stream[side]["testio"]["path"] == {"device": "lo", "how": "route"}, f"{side} path {stream[side]}")
+            check(stream[side]["testio"]["incoming_cpu"] >= 0, f"{side} incoming CPU {stream[side]}")
+    check(end["testio"]["sender"]["paths"] == {"flows": {"lo": 2}, "unknown": 0, "uneven": False},
+          f"paths {end['testio']['sender'].get('paths')}")
+    check(sum(end["testio"]["receiver"]["incoming_cpus"].values()) == 2, "incoming_cpus do not cover the flows")
 
 
 @test

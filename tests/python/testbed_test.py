@@ -340,6 +340,10 @@ def each_flow_is_named_by_the_link_it_leaves_by():
         per_link[path["device"]] += stream["sender"]["bytes"]
     flows = sender["paths"]["flows"]
     check(sum(flows.values()) == connections and set(flows) == {"tb1", "tb2"}, f"paths {sender['paths']}")
+    # Where each flow's packets were processed on the receiving host: every receiving connection has a CPU.
+    cpus = [stream["receiver"]["testio"].get("incoming_cpu") for stream in document["end"]["streams"]]
+    check(all(isinstance(cpu, int) and 0 <= cpu < os.cpu_count() for cpu in cpus), f"incoming CPUs {cpus}")
+    check(sum(receiver["incoming_cpus"].values()) == connections, f"incoming_cpus {receiver['incoming_cpus']}")
     check(sender["paths"]["uneven"] == (max(flows.values()) - min(flows.values()) >= 2), f"paths {sender['paths']}")
     # What testio says each link carried against what each link's far end received (the server's
     # intervals run to EOF; the client's close before its queues drain).
@@ -352,6 +356,8 @@ def each_flow_is_named_by_the_link_it_leaves_by():
     # -R: the server sends, so its paths are the ones shown, each flow's with -v.
     check("paths remote (server): tb" in text or "leaves remote (server) by tb" in text, f"no server paths:\n{text}")
     check(text.count("leaves remote (server) by tb") == 4, f"per-flow lines:\n{text}")
+    check(text.count("arrives at local (client) on cpu") == 4 and "incoming cpus local (client): cpu" in text,
+          f"no incoming CPUs:\n{text}")
 
 
 @test
