@@ -2,9 +2,9 @@
 # Two "hosts" in network namespaces joined by one or several veth pairs: the only place testio's
 # tests send traffic to addresses other than loopback. See docs/testbed.md.
 #
-#   tools/testbed.sh up   NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath]
+#   tools/testbed.sh up   NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath] [--rps MASK]
 #   tools/testbed.sh down NAME
-#   tools/testbed.sh run  NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath] -- COMMAND...
+#   tools/testbed.sh run  NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath] [--rps MASK] -- COMMAND...
 #
 # NAME prefixes everything created: namespaces NAME-a and NAME-b (pick a unique one, e.g.
 # tio-$$, so parallel runs never meet). Link k (1..K) is interface tbk in both namespaces, the
@@ -15,6 +15,8 @@
 # --multipath adds 198.18.0.1/32 (fd00:7e57::1) on NAME-a's lo and 198.18.0.2/32 (fd00:7e57::2)
 # on NAME-b's lo, each routed from the other side over every link at once with a layer-4 hash:
 # flows to that address spread over the links as a bond with xmit_hash_policy layer3+4 spreads them.
+# --rps writes MASK (hex CPUs, e.g. 3) to every link's rx-0/rps_cpus on both ends: RPS then spreads
+# each end's received flows over those CPUs by flow hash, as a multi-queue NIC's RSS does.
 # --cc sets net.ipv4.tcp_congestion_control inside both namespaces (it is per namespace).
 # "run" brings the testbed up, runs COMMAND on the host with TESTBED_A/TESTBED_B set to the
 # namespace names, and tears it down on any exit (trap). "down" removes only NAME-a and NAME-b;
@@ -36,6 +38,7 @@ links=1
 rate=""
 cc=""
 multipath=0
+rps=""
 command=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -43,11 +46,13 @@ while [ $# -gt 0 ]; do
     --rate) rate=${2:?--rate needs a tc rate such as 1gbit}; shift 2 ;;
     --cc) cc=${2:?--cc needs a congestion control name}; shift 2 ;;
     --multipath) multipath=1; shift ;;
+    --rps) rps=${2:?--rps needs a hex CPU mask such as 3}; shift 2 ;;
     --) shift; command=("$@"); break ;;
     *) echo "unknown testbed option '$1'" >&2; exit 2 ;;
   esac
 done
 [[ "$links" =~ ^[1-9]$ ]] || { echo "--links must be 1 to 9" >&2; exit 2; }
+[[ -z "$rps" || "$rps" =~ ^[0-9a-fA-F,]{1,64}$ ]] || { echo "--rps must be a hex CPU mask such as 3" >&2; exit 2; }
 
 ns_a="$name-a"
 ns_b="$name-b"
@@ -91,6 +96,7 @@ up() {
     in_ns "$ns_b" ip addr add "fd00:7e57:0:$k::2/64" dev "tb$k" nodad
     for ns in "$ns_a" "$ns_b"; do
       in_ns "$ns" ip link set "tb$k" up
+      [ -z "$rps" ] || in_ns "$ns" sh -c "echo $rps > /sys/class/net/tb$k/queues/rx-0/rps_cpus"
       if [ -n "$rate" ]; then
         # burst: a few full frames at least, and enough for one timer tick at the rate; latency
         # bounds the queue so TCP meets the limit as queueing, not as endless buffering.

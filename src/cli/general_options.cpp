@@ -102,8 +102,8 @@ void check_server_options(const config::Config& config, const GivenOptions& give
   if (given.reverse || given.bidir)
     throw UsageError("-R and --bidir are client options: the client tells the server which way to send");
   if (given.client_tuning)
-    throw UsageError("-M, --cport, --spread, -b, --total-rate, --fq-rate and --no-lowat are client options: the "
-                     "client's data connections carry them");
+    throw UsageError("-M, --cport, --spread, --rx-affinity, -b, --total-rate, --fq-rate and --no-lowat are client "
+                     "options: the client's data connections carry them");
   if (!config.spec.congestion.empty() || config.spec.no_delay)
     throw UsageError("-C and -N are client options: the client asks for them on both sides");
   if (given.iface_stats)

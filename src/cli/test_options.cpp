@@ -139,9 +139,10 @@ void check_iperf3(const config::Config& config, const GivenOptions& given) {
   if (given.recv_mode && !given.reverse && !given.bidir)
     throw UsageError("--recv-mode applies only to testio's own receiving side: with --iperf3 that needs -R or --bidir");
   if (given.transfers || given.file || given.send_mode || given.iface_stats || given.rate || given.total_rate ||
-      config.spec.fq_rate_bps > 0 || config.cport_first || config.spread_even || !config.spec.cpus.empty())
+      config.spec.fq_rate_bps > 0 || config.cport_first || config.spread_even || config.spec.rx_follow ||
+      !config.spec.cpus.empty())
     throw UsageError("--iperf3 supports -C, -M, -N, -w, -l, -P, -t, -n, -O, -R and --bidir; --transfers, -F, "
-                     "--send-mode, --iface-stats, pacing, --cport, --spread and -A are testio-to-testio only");
+                     "--send-mode, --iface-stats, pacing, --cport, --spread, --rx-affinity and -A are testio-to-testio only");
   if (given.engine) throw UsageError("--engine applies to testio's bulk tests; --rr, --transfers, --raw and --iperf3 run on asio");
 }
 

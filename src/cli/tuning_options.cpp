@@ -43,6 +43,8 @@ void add_tuning_options(cxxopts::Options& options) {
     ("spread", "With 'even', choose the source ports of the flows the client sends so they divide evenly over "
                "a multipath route's nexthops or a layer3+4 bond's members (checked against their counters)",
        cxxopts::value<std::string>(), "even")
+    ("rx-affinity", "With 'follow', pin the workers of both sides and run each receiving connection on the worker "
+                    "of the CPU its packets are processed on (SO_INCOMING_CPU)", cxxopts::value<std::string>(), "follow")
     ("no-lowat", "Leave SO_RCVLOWAT and TCP_NOTSENT_LOWAT at the kernel's defaults on both sides (testio sets them "
                  "from each stream's measured rate)");
   // clang-format on
@@ -61,6 +63,10 @@ void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, Given
   if (args.count("no-lowat")) spec.marks_follow_rate = false;
   if (auto cpus = typed(args, "affinity")) spec.cpus = util::parse_cpu_list(*cpus, "-A/--affinity");
   if (auto range = typed(args, "cport")) fill_cport(*range, config);
+  if (auto affinity = typed(args, "rx-affinity")) {
+    if (*affinity != "follow") throw UsageError("--rx-affinity takes 'follow', got '" + *affinity + "'");
+    spec.rx_follow = true;
+  }
   if (auto spread = typed(args, "spread")) {
     if (*spread != "even") throw UsageError("--spread takes 'even', got '" + *spread + "'");
     config.spread_even = true;
@@ -74,7 +80,7 @@ void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, Given
   if (total_rate) spec.rate_bps = util::parse_rate(*total_rate, "--total-rate") / spec.connections;
   if (fq_rate) spec.fq_rate_bps = util::parse_rate(*fq_rate, "--fq-rate");
   given.client_tuning = args.count("set-mss") || args.count("cport") || rate || total_rate || fq_rate ||
-                        args.count("no-lowat") || args.count("spread");
+                        args.count("no-lowat") || args.count("spread") || args.count("rx-affinity");
 }
 
 void check_tuning(const config::Config& config, const GivenOptions& given) {
@@ -92,6 +98,11 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
       throw UsageError("--spread even applies to bulk tests; --rr, --transfers and --raw open their connections "
                        "their own way");
   }
+  if (config.spec.rx_follow && (given.rr || given.transfers || given.raw))
+    throw UsageError("--rx-affinity follow applies to bulk tests' receiving connections");
+  if (config.spec.rx_follow && config.spec.engine == spec::Engine::threads)
+    throw UsageError("--rx-affinity follow needs workers shared by connections; --engine threads runs a thread per "
+                     "connection");
   if (!config.cport_first) return;
   const std::uint32_t ports = config.cport_last - config.cport_first + 1u;
   const std::uint32_t opened = config.spec.data_connections();

@@ -117,6 +117,7 @@ struct SideResults {
   std::string nics_reason;                       // --iface-stats: why these NICs were watched
   std::vector<net::FlowPath> paths;              // per stream, the interface it leaves this side by
   std::vector<int> incoming_cpus;                // per stream, SO_INCOMING_CPU at the end; -1 unknown
+  std::vector<int> worker_cpus;                  // --rx-affinity follow: per stream, its worker's CPU; -1 none
 };
 
 // A bulk test's figures from one side, by direction: the forward streams (client to server) at

@@ -80,6 +80,7 @@ json to_json(const SideResults& results, const char* type) {
     message["paths"] = std::move(paths);
   }
   if (!results.incoming_cpus.empty()) message["incoming_cpus"] = results.incoming_cpus;
+  if (!results.worker_cpus.empty()) message["worker_cpus"] = results.worker_cpus;
   if (!results.cores.empty()) {
     json cores = json::array();
     for (const stats::CoreShare& core : results.cores) cores.push_back({core.cpu, core.busy, core.softirq});
@@ -181,17 +182,17 @@ std::vector<net::FlowPath> parse_paths(const json& message, std::uint32_t expect
   return paths;
 }
 
-// Optional: a CPU number per stream, -1 where it is unknown.
-std::vector<int> parse_incoming_cpus(const json& message, std::uint32_t expected_streams) {
+// Optional: a CPU number per stream, -1 where there is none.
+std::vector<int> parse_cpus(const json& message, const char* name, std::uint32_t expected_streams) {
   std::vector<int> cpus;
-  auto list = message.find("incoming_cpus");
+  auto list = message.find(name);
   if (list == message.end()) return cpus;
   if (!list->is_array() || list->size() != expected_streams)
-    throw ProtocolError("\"incoming_cpus\" must list one CPU per stream");
+    throw ProtocolError("\"" + std::string(name) + "\" must list one CPU per stream");
   for (const json& cpu : *list) {
     if (!cpu.is_number_integer() || cpu.get<std::int64_t>() < -1 ||
         cpu.get<std::int64_t>() >= static_cast<std::int64_t>(stats::kMaxCores))
-      throw ProtocolError("each entry of \"incoming_cpus\" must be a CPU number, or -1");
+      throw ProtocolError("each entry of \"" + std::string(name) + "\" must be a CPU number, or -1");
     cpus.push_back(static_cast<int>(cpu.get<std::int64_t>()));
   }
   return cpus;
@@ -258,7 +259,8 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
   results.cores = parse_cores(message);
   if (message.contains("nics_reason")) results.nics_reason = get_string(message, "nics_reason", net::kMaxNicsReason);
   results.paths = parse_paths(message, expected_streams);
-  results.incoming_cpus = parse_incoming_cpus(message, expected_streams);
+  results.incoming_cpus = parse_cpus(message, "incoming_cpus", expected_streams);
+  results.worker_cpus = parse_cpus(message, "worker_cpus", expected_streams);
   return results;
 }
 
@@ -282,7 +284,7 @@ std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals
   // of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
   // of the message (CPU, cores for 1024 CPUs, the NICs' reason, the reverse direction's header).
   // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst.
-  constexpr std::uint64_t kStreamBytes = 512 + 160 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 6;
+  constexpr std::uint64_t kStreamBytes = 512 + 160 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6;
   constexpr std::uint64_t kSampleBytes = 9 * 21 + 2;
   constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
   constexpr std::uint64_t kMessageBytes = 64 * 1024;

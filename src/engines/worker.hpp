@@ -27,6 +27,7 @@ class Worker {
   asio::io_context& context() noexcept { return context_; }
   const BlockingSignals& signals() const noexcept { return signals_; }
   unsigned index() const noexcept { return index_; }
+  int cpu() const noexcept { return cpu_; }  // where it is pinned; -1 when it is not
 
   void add_stream(std::unique_ptr<StreamTask> stream);
   // --engine uring: the loop this worker's streams share, made by the factory along with the

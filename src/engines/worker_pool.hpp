@@ -16,6 +16,9 @@ class WorkerPool {
   ~WorkerPool() { stop(); }
 
   Worker& worker_for_stream(std::uint32_t stream) noexcept;
+  // The worker pinned to `cpu`; the least loaded of several, as streams were dealt to them by
+  // worker_on_cpu; null when none is.
+  Worker* worker_on_cpu(int cpu) noexcept;
   unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
 
   void start();
@@ -25,6 +28,7 @@ class WorkerPool {
 
  private:
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::uint32_t> placed_;  // streams worker_on_cpu dealt to each worker
 };
 
 }  // namespace testio::engines

@@ -85,4 +85,11 @@ std::uint16_t PortSpreader::port_for(std::uint32_t turn) {
   return port;
 }
 
+std::vector<std::pair<std::string, std::uint32_t>> PortSpreader::split(std::uint32_t turns) const {
+  std::vector<std::pair<std::string, std::uint32_t>> flows;
+  const auto count = static_cast<std::uint32_t>(devices_.size());
+  for (std::uint32_t k = 0; k < count; ++k) flows.emplace_back(devices_[k], turns / count + (k < turns % count ? 1 : 0));
+  return flows;
+}
+
 }  // namespace testio::net

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/socket.h>
@@ -29,6 +30,8 @@ class PortSpreader {
   // A port not handed out before whose flow leaves by devices()[turn % devices().size()]; 0
   // when the ephemeral range has none left. The caller binds it (and asks again if it is busy).
   std::uint16_t port_for(std::uint32_t turn);
+  // The flows per interface after `turns` ports were handed out: the split asked.
+  std::vector<std::pair<std::string, std::uint32_t>> split(std::uint32_t turns) const;
 
  private:
   // The index in devices_ of a flow from `port`, or devices_.size() when it leaves elsewhere.

@@ -227,17 +227,13 @@ json end_json(const TestReport& report) {
         retransmits += tcp.retransmits;
       }
       sender["testio"] = testio_stream_extra(sent[i]);
-      if (json path = path_json(report.sender, i); !path.is_null()) sender["testio"]["path"] = std::move(path);
-      if (i < report.sender.incoming_cpus.size() && report.sender.incoming_cpus[i] >= 0)
-        sender["testio"]["incoming_cpu"] = report.sender.incoming_cpus[i];
+      add_flow_json(sender["testio"], report.sender, i);
       entry["sender"] = std::move(sender);
     }
     if (i < received.size()) {
       json receiver = figures_json(static_cast<int>(i + 1), received[i], false);
       receiver["testio"] = testio_stream_extra(received[i]);
-      if (json path = path_json(report.receiver, i); !path.is_null()) receiver["testio"]["path"] = std::move(path);
-      if (i < report.receiver.incoming_cpus.size() && report.receiver.incoming_cpus[i] >= 0)
-        receiver["testio"]["incoming_cpu"] = report.receiver.incoming_cpus[i];
+      add_flow_json(receiver["testio"], report.receiver, i);
       entry["receiver"] = std::move(receiver);
     }
     streams.push_back(std::move(entry));

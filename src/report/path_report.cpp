@@ -54,9 +54,10 @@ std::string paths_text(const std::string& who, const SideReport& side, bool each
   return text;
 }
 
-json path_json(const SideReport& side, std::size_t i) {
-  if (i >= side.paths.size()) return nullptr;
-  return {{"device", side.paths[i].device}, {"how", side.paths[i].how}};
+void add_flow_json(json& testio, const SideReport& side, std::size_t i) {
+  if (i < side.paths.size()) testio["path"] = {{"device", side.paths[i].device}, {"how", side.paths[i].how}};
+  if (i < side.incoming_cpus.size() && side.incoming_cpus[i] >= 0) testio["incoming_cpu"] = side.incoming_cpus[i];
+  if (i < side.worker_cpus.size() && side.worker_cpus[i] >= 0) testio["worker_cpu"] = side.worker_cpus[i];
 }
 
 json path_split_json(const PathSplit& split) {

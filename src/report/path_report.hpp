@@ -27,8 +27,9 @@ PathSplit path_split(const SideReport& side);
 // "paths sender (client): tb1 8 flows, tb2 8 flows" and the warning, when the flows left by two
 // interfaces or more; with `each_flow`, a line per flow first. Empty without paths.
 std::string paths_text(const std::string& who, const SideReport& side, bool each_flow);
-// {"device", "how"} of stream `i`, or null when the side has no paths.
-nlohmann::ordered_json path_json(const SideReport& side, std::size_t i);
+// Stream `i`'s place on `side`, added to its "testio" object: "path" {"device", "how"},
+// "incoming_cpu" and (--rx-affinity follow) "worker_cpu", each where the side has it.
+void add_flow_json(nlohmann::ordered_json& testio, const SideReport& side, std::size_t i);
 // {"flows": {"tb1": 8, ...}, "unknown": 0, "uneven": false} for a side's "testio" object.
 nlohmann::ordered_json path_split_json(const PathSplit& split);
 

@@ -74,6 +74,7 @@ struct SideReport {
   std::string nics_reason;              // --iface-stats: why these NICs
   std::vector<net::FlowPath> paths;     // per stream, the interface it leaves this side by (may be empty)
   std::vector<int> incoming_cpus;       // per stream, the CPU its packets were processed on; -1 unknown
+  std::vector<int> worker_cpus;         // --rx-affinity follow: per stream, its worker's CPU; -1 none
 };
 
 // Request/response results: messages completed and their round-trip latency distribution.

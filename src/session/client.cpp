@@ -251,11 +251,7 @@ asio::awaitable<void> ClientTest::open_streams() {
     const control::Preamble slot{control::ConnectionKind::data, control::kProtocolVersion, accepted_.test_id, i};
     streams_->add(*side_, i, std::move(socket), server_, control::encode_preamble(slot));
   }
-  if (spreader_ && spread_turn_) {
-    const std::vector<std::string>& devices = spreader_->devices();
-    for (std::size_t k = 0; k < devices.size(); ++k)
-      start_.spread_asked.emplace_back(devices[k], spread_turn_ / devices.size() + (k < spread_turn_ % devices.size() ? 1 : 0));
-  }
+  if (spreader_ && spread_turn_) start_.spread_asked = spreader_->split(spread_turn_);
   side_->describe_start(start_);
   if (!clamp_warning_.empty()) spdlog::warn("{}", clamp_warning_);
   streams_->start();

@@ -29,6 +29,9 @@ class DirectedMeasurement {
   void watch_socket(std::uint32_t connection, int fd) noexcept {
     of(layout_.is_forward(connection)).watch_socket(layout_.index_in_direction(connection), fd);
   }
+  void note_worker_cpu(std::uint32_t connection, int cpu) {
+    of(layout_.is_forward(connection)).note_worker_cpu(layout_.index_in_direction(connection), cpu);
+  }
   std::string& digest(std::uint32_t connection) noexcept {
     return of(layout_.is_forward(connection)).digest(layout_.index_in_direction(connection));
   }

@@ -89,6 +89,7 @@ control::SideResults Measurement::finish(bool sender) {
   results.paths = flow_paths();
   if (!results.paths.empty())
     for (int fd : fds_) results.incoming_cpus.push_back(fd >= 0 ? net::read_incoming_cpu(fd) : -1);
+  results.worker_cpus = worker_cpus_;
   results.intervals = std::move(intervals_);
   results.nics_reason = nics_reason_;
   if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;

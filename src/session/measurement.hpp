@@ -29,6 +29,11 @@ class Measurement {
   stats::StreamCounters& counters(std::uint32_t stream) noexcept { return counters_[stream]; }
   // The socket whose TCP_INFO each interval reads; it must stay open until finish().
   void watch_socket(std::uint32_t stream, int fd) noexcept { fds_[stream] = fd; }
+  // --rx-affinity follow: the CPU stream `stream`'s worker is pinned to (-1: none), for the report.
+  void note_worker_cpu(std::uint32_t stream, int cpu) {
+    worker_cpus_.resize(fds_.size(), -1);
+    worker_cpus_[stream] = cpu;
+  }
   // -F: where stream `stream` leaves its digest; written by its worker before it finishes.
   std::string& digest(std::uint32_t stream) noexcept { return digests_[stream]; }
   // --iface-stats: the NICs whose kernel counters each interval reads, and why. Call before begin().
@@ -57,6 +62,7 @@ class Measurement {
   std::unique_ptr<stats::StreamCounters[]> counters_;
   std::vector<int> fds_;
   std::vector<std::string> digests_;
+  std::vector<int> worker_cpus_;  // empty unless --rx-affinity follow
   stats::IntervalSchedule schedule_;
   double window_s_;
   std::optional<stats::Sampler> sampler_;

@@ -97,7 +97,7 @@ asio::awaitable<void> ServerTest::gather() {
 // The workload's streams on the workers: on the gathered connections, tuned as the client asked.
 void ServerTest::open_streams(const std::string& peer) {
   const spec::TestSpec& spec = request_.spec;
-  streams_.emplace(executor_, layout_, threads_, cpus_, spec);
+  streams_.emplace(executor_, layout_, threads_, cpus_, spec, workloads::Side::server);
   start_ = start_info(spec, request_.client_threads, threads_, /*from_client=*/false);
   start_.peer = peer;
   start_.server_cpus = cpus_;

@@ -81,6 +81,7 @@ report::SideReport side_report(control::SideResults results) {
   side.nics_reason = std::move(results.nics_reason);
   side.paths = std::move(results.paths);
   side.incoming_cpus = std::move(results.incoming_cpus);
+  side.worker_cpus = std::move(results.worker_cpus);
   return side;
 }
 

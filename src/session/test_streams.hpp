@@ -25,8 +25,11 @@ namespace testio::session {
 class TestStreams {
  public:
   // `spec` gives the intervals, the omit and the window, and --iface-stats.
+  // With --rx-affinity follow the workers are pinned (to `cpus`, else to the CPUs this process may
+  // use, one each) and the streams that `local` receives on go to the worker on their packets' CPU.
   TestStreams(asio::any_io_executor control, const workloads::DirectionLayout& layout, unsigned threads,
-              const std::vector<std::uint32_t>& cpus, const spec::TestSpec& spec);
+              const std::vector<std::uint32_t>& cpus, const spec::TestSpec& spec,
+              workloads::Side local = workloads::Side::client);
   ~TestStreams();
   TestStreams(const TestStreams&) = delete;
   TestStreams& operator=(const TestStreams&) = delete;
@@ -59,6 +62,8 @@ class TestStreams {
  private:
   DirectedMeasurement measurement_;
   std::optional<std::vector<std::string>> iface_stats_;
+  bool rx_follow_ = false;
+  workloads::Side local_;
   std::array<std::shared_ptr<engines::CompletionLatch>, 2> done_;  // forward, reverse
   engines::WorkerPool pool_;  // last: its workers stop before the counters and latches go
 };

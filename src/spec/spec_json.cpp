@@ -40,6 +40,7 @@ void fields(Spec& spec, Visit&& visit) {
   visit("rate_bps", spec.rate_bps, Need::with_direction);
   visit("fq_rate_bps", spec.fq_rate_bps, Need::with_direction);
   visit("rate_lowat", spec.marks_follow_rate, Need::unless_default);
+  visit("rx_affinity_follow", spec.rx_follow, Need::unless_default);
   visit("hash", spec.hash, Need::written);
   visit("congestion", spec.congestion, Need::written);
   visit("no_delay", spec.no_delay, Need::written);

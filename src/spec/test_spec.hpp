@@ -91,6 +91,7 @@ struct TestSpec {
   SendMode send_mode = SendMode::send;
   Engine engine = Engine::asio;
   Direction direction = Direction::forward;
+  bool rx_follow = false;             // --rx-affinity follow: a receiving stream runs on the worker pinned to its packets' CPU
   bool marks_follow_rate = true;      // SO_RCVLOWAT/TCP_NOTSENT_LOWAT from each stream's rate (--no-lowat: false)
   double rate_bps = 0;                // -b (or --total-rate / N): per-connection pacing; 0 = unpaced
   double fq_rate_bps = 0;             // --fq-rate: SO_MAX_PACING_RATE on each sending connection

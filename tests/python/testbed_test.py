@@ -386,6 +386,26 @@ def spread_even_splits_sixteen_flows_eight_and_eight():
 
 
 @test
+def rx_affinity_follow_puts_each_flow_on_its_packets_cpu():
+    if (os.cpu_count() or 1) < 2:
+        raise Skip("one CPU: nothing to follow")
+    with Testbed("--links", "1", "--rps", "3") as bed:
+        with bed.server("-1", bind="198.18.1.2") as server:
+            done = bed.run(bed.a, harness.BINARY, "-c", "198.18.1.2", "-p", server.port, "8", "-t", "1",
+                           "--rx-affinity", "follow", "--json")
+            server.process.wait(20)
+    document = json.loads(done.stdout)
+    if SCHEMA:
+        harness.schema_checker(SCHEMA)(document)
+    placed = [(stream["receiver"]["testio"].get("worker_cpu"), stream["receiver"]["testio"].get("incoming_cpu"))
+              for stream in document["end"]["streams"]]
+    print(f"# (worker CPU, incoming CPU) per flow: {placed}", flush=True)
+    # RPS steers every packet of a flow, its handshake too, to one CPU: the worker pinned there reads it.
+    check(all(worker is not None and worker == incoming for worker, incoming in placed), f"placement {placed}")
+    check(document["end"]["testio"]["byte_counts_match"], "counts differ")
+
+
+@test
 def nothing_is_left_behind():
     if why_not:
         raise Skip(why_not)

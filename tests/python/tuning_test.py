@@ -235,6 +235,19 @@ def interface_binding_is_read_back():
 
 
 @test
+def rx_affinity_follow_pins_the_receiving_workers():
+    with Server() as server:
+        for direction in ([], ["-R"]):
+            document = json.loads(client(server, "4", "-n", "40M", "--rx-affinity", "follow", "--json", *direction).stdout)
+            valid(document)
+            check(document["start"]["testio"]["spec"]["rx_affinity_follow"] is True, "the spec does not say follow")
+            check(document["end"]["testio"]["byte_counts_match"], f"counts differ {direction}")
+            cpus = [stream["receiver"]["testio"].get("worker_cpu") for stream in document["end"]["streams"]]
+            check(all(isinstance(cpu, int) and 0 <= cpu < (os.cpu_count() or 1) for cpu in cpus),
+                  f"{direction}: receiving streams' worker CPUs {cpus}")
+
+
+@test
 def bad_tuning_is_one_sentence():
     cases = [(["-c", "h", "-C", "Bad Name"], 2, "congestion"), (["-c", "h", "-M", "10"], 2, "-M"),
              (["-c", "h", "-A", "3-1"], 2, "CPU list"), (["-c", "h", "4", "--cport", "5000-5001"], 2, "--cport"),
@@ -249,7 +262,9 @@ def bad_tuning_is_one_sentence():
              (["-c", "h", "--spread", "odd"], 2, "'even'"), (["-c", "h", "-R", "--spread", "even"], 2, "-R"),
              (["-c", "h", "--spread", "even", "--cport", "5000-5001"], 2, "give one"),
              (["-c", "h", "--transfers", "3", "--size", "1M", "--spread", "even"], 2, "bulk tests"),
-             (["-c", "h", "--iperf3", "--spread", "even"], 2, "--spread"), (["-s", "--spread", "even"], 2, "client")]
+             (["-c", "h", "--iperf3", "--spread", "even"], 2, "--spread"), (["-s", "--spread", "even"], 2, "client"),
+             (["-c", "h", "--rx-affinity", "near"], 2, "'follow'"), (["-s", "--rx-affinity", "follow"], 2, "client"),
+             (["-c", "h", "--engine", "threads", "--rx-affinity", "follow"], 2, "thread per connection")]
     for args, code, mentions in cases:
         done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=30,
                               stdin=subprocess.DEVNULL)
