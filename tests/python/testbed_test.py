@@ -405,6 +405,47 @@ def rx_affinity_follow_puts_each_flow_on_its_packets_cpu():
     check(document["end"]["testio"]["byte_counts_match"], "counts differ")
 
 
+def make_bond(bed, ns, address):
+    """bond0 over tb1 and tb2 in `ns` (balance-xor, layer3+4), holding `address`/24."""
+    made = subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "add", "bond0", "type", "bond", "mode",
+                           "balance-xor", "xmit_hash_policy", "layer3+4", "miimon", "100"],
+                          capture_output=True, text=True, timeout=30)
+    if made.returncode != 0:
+        raise Skip("no bonding driver in this kernel: " + made.stderr.strip())
+    for link in ("tb1", "tb2"):
+        bed.run(ns, "ip", "addr", "flush", "dev", link)
+        bed.run(ns, "ip", "link", "set", link, "down")
+        bed.run(ns, "ip", "link", "set", link, "master", "bond0")
+    bed.run(ns, "ip", "link", "set", "bond0", "up")
+    bed.run(ns, "ip", "addr", "add", f"{address}/24", "dev", "bond0")
+
+
+@test
+def a_bonds_member_is_named_for_each_flow():
+    connections = 16
+    with Testbed("--links", "2", "--rate", "1gbit", "--cc", "reno") as bed:
+        make_bond(bed, bed.a, "198.18.100.1")
+        make_bond(bed, bed.b, "198.18.100.2")
+        time.sleep(0.5)  # miimon sees both members up
+        with bed.server("-1", bind="198.18.100.2") as server:
+            done = bed.run(bed.a, harness.BINARY, "-c", "198.18.100.2", "-p", server.port, str(connections),
+                           "-t", "2", "--iface-stats", "--json")
+            server.process.wait(20)
+    document = json.loads(done.stdout)
+    sender = document["end"]["testio"]["sender"]
+    check("bond0 (tb1, tb2)" in sender["nics_reason"], f"reason {sender['nics_reason']}")
+    per_member = {"tb1": 0, "tb2": 0}
+    for stream in document["end"]["streams"]:
+        path = stream["sender"]["testio"]["path"]
+        check(path["device"] in per_member and "bond0 layer3+4 hash" in path["how"], f"a flow's path {path}")
+        per_member[path["device"]] += stream["sender"]["bytes"]
+    headers = ETHERNET + IPV4 + TCP + TIMESTAMPS
+    for nic, (moved, packets) in nic_bytes_in_intervals(document["end"]["testio"]["remote_intervals"], "rx").items():
+        payload = moved - packets * headers
+        check(abs(payload - per_member[nic]) <= 0.05 * max(per_member[nic], 1_000_000),
+              f"{nic}: its flows sent {per_member[nic]}, the member carried {payload}")
+
+
 @test
 def nothing_is_left_behind():
     if why_not:
