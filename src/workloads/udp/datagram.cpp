@@ -1,0 +1,57 @@
+#include "workloads/udp/datagram.hpp"
+
+namespace testio::workloads::udp {
+namespace {
+
+std::uint64_t read_be(const unsigned char* data, int bytes) noexcept {
+  std::uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = value << 8 | data[i];
+  return value;
+}
+
+void write_be(std::uint64_t value, int bytes, unsigned char* out) noexcept {
+  for (int i = bytes - 1; i >= 0; --i) {
+    out[i] = static_cast<unsigned char>(value & 0xff);
+    value >>= 8;
+  }
+}
+
+}  // namespace
+
+void write_header(const DatagramHeader& header, unsigned char* out) noexcept {
+  write_iperf3_header(header, true, out);
+  write_be(kMagic, 4, out + 16);
+  write_be(header.stream, 4, out + 20);
+  write_be(header.test_id, 8, out + 24);
+}
+
+std::optional<DatagramHeader> read_header(const unsigned char* data, std::size_t size) noexcept {
+  if (size < kTestioHeader || read_be(data + 16, 4) != kMagic) return std::nullopt;
+  std::optional<DatagramHeader> header = read_iperf3_header(data, size, true);
+  if (!header) return std::nullopt;
+  header->stream = static_cast<std::uint32_t>(read_be(data + 20, 4));
+  header->test_id = read_be(data + 24, 8);
+  return header;
+}
+
+std::optional<DatagramHeader> read_iperf3_header(const unsigned char* data, std::size_t size,
+                                                 bool counters_64bit) noexcept {
+  if (size < (counters_64bit ? kIperf3Header64 : kIperf3Header32)) return std::nullopt;
+  DatagramHeader header;
+  header.sec = static_cast<std::uint32_t>(read_be(data, 4));
+  header.usec = static_cast<std::uint32_t>(read_be(data + 4, 4));
+  if (header.usec >= 1000000) return std::nullopt;
+  header.sequence = counters_64bit ? read_be(data + 8, 8) : read_be(data + 8, 4);
+  return header;
+}
+
+void write_iperf3_header(const DatagramHeader& header, bool counters_64bit, unsigned char* out) noexcept {
+  write_be(header.sec, 4, out);
+  write_be(header.usec, 4, out + 4);
+  if (counters_64bit)
+    write_be(header.sequence, 8, out + 8);
+  else
+    write_be(header.sequence & 0xffffffffu, 4, out + 8);
+}
+
+}  // namespace testio::workloads::udp

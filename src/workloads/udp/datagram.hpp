@@ -1,0 +1,51 @@
+// The header at the front of every UDP test datagram, and its reading from untrusted bytes.
+// testio's own datagrams begin as iperf3's do with 64-bit counters (so a capture reads the same
+// under either tool's dissector), then say whose they are:
+//
+//   0  sec      u32  the sender's clock at send (CLOCK_REALTIME seconds, as iperf3)
+//   4  usec     u32  ... and microseconds, below 1,000,000
+//   8  sequence u64  from 0 per flow
+//   16 magic    u32  "tioU"
+//   20 stream   u32  the flow's number in its test
+//   24 test_id  u64  the test the control connection agreed, so strays are told apart
+//
+// iperf3's own layouts are 12 bytes (32-bit counter) or 16 (64-bit). All fields big-endian.
+// Pure functions; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace testio::workloads::udp {
+
+inline constexpr std::size_t kTestioHeader = 32;
+inline constexpr std::size_t kIperf3Header32 = 12;
+inline constexpr std::size_t kIperf3Header64 = 16;
+inline constexpr std::uint32_t kMagic = 0x74696f55;  // "tioU"
+// The largest UDP payload over IPv4 and IPv6 (65535 less the IP and UDP headers).
+inline constexpr std::size_t kMaxPayloadV4 = 65507;
+inline constexpr std::size_t kMaxPayloadV6 = 65527;
+
+struct DatagramHeader {
+  std::uint32_t sec = 0;
+  std::uint32_t usec = 0;
+  std::uint64_t sequence = 0;
+  std::uint32_t stream = 0;
+  std::uint64_t test_id = 0;
+
+  double sent_s() const noexcept { return static_cast<double>(sec) + static_cast<double>(usec) * 1e-6; }
+};
+
+// Writes the 32-byte testio header at `out` (which holds at least kTestioHeader bytes).
+void write_header(const DatagramHeader& header, unsigned char* out) noexcept;
+// A testio datagram's header; nullopt when it is shorter than the header, lacks the magic, or
+// its usec is out of range: a stray, to be counted and dropped.
+std::optional<DatagramHeader> read_header(const unsigned char* data, std::size_t size) noexcept;
+
+// iperf3's header (its sec, usec, sequence) with 64-bit or 32-bit counters; nullopt when too short
+// or usec is out of range.
+std::optional<DatagramHeader> read_iperf3_header(const unsigned char* data, std::size_t size, bool counters_64bit) noexcept;
+void write_iperf3_header(const DatagramHeader& header, bool counters_64bit, unsigned char* out) noexcept;
+
+}  // namespace testio::workloads::udp
