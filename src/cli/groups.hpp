@@ -54,6 +54,12 @@ void add_transfers_options(cxxopts::Options& options);
 void fill_transfers(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given);
 void check_transfers(const config::Config& config, const GivenOptions& given);
 
+// udp_options.cpp: -u and its fast paths (after the test and tuning groups: its defaults fill
+// only what they left unset).
+void add_udp_options(cxxopts::Options& options);
+void fill_udp(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given, bool profile_names_buffer);
+void check_udp(const config::Config& config, const GivenOptions& given);
+
 // raw_options.cpp: --raw, -F and --hash.
 void add_raw_options(cxxopts::Options& options);
 void fill_raw(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given);

@@ -38,6 +38,7 @@ cxxopts::Options make_options() {
   add_transfers_options(options);
   add_test_options(options);
   add_tuning_options(options);
+  add_udp_options(options);
   options.parse_positional({"connections"});
   return options;
 }
@@ -63,6 +64,7 @@ void fill_config(const cxxopts::ParseResult& args, config::Config& config, Given
   fill_transfers(args, config, given);
   fill_test(args, config, given);
   fill_tuning(args, config, given);
+  fill_udp(args, config, given, profile_names_buffer);
   spec::TestSpec& spec = config.spec;
   // A counted test has no window. (-F's is counted too, once the client has opened the file.)
   if (given.bytes || given.num || given.transfers) spec.duration_s = 0;

@@ -76,7 +76,8 @@ void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, Given
   auto rate = typed(args, "bitrate"), total_rate = typed(args, "total-rate"), fq_rate = typed(args, "fq-rate");
   given.rate = rate.has_value();
   given.total_rate = total_rate.has_value();
-  if (rate) spec.rate_bps = util::parse_rate(*rate, "-b/--bitrate");
+  // -b 0, as in iperf3: unpaced (a UDP test's default is iperf3's 1 Mbit/s).
+  if (rate) spec.rate_bps = *rate == "0" ? 0 : util::parse_rate(*rate, "-b/--bitrate");
   if (total_rate) spec.rate_bps = util::parse_rate(*total_rate, "--total-rate") / spec.connections;
   if (fq_rate) spec.fq_rate_bps = util::parse_rate(*fq_rate, "--fq-rate");
   given.client_tuning = args.count("set-mss") || args.count("cport") || rate || total_rate || fq_rate ||

@@ -1,8 +1,10 @@
 // What each side measured (sender_done, transfers_done, results): every stream's totals, every
 // interval, CPU and host figures, built and parsed. The biggest frames of the protocol.
+#include <algorithm>
 #include <array>
 #include <utility>
 
+#include "control/datagram_fields.hpp"
 #include "control/json_fields.hpp"
 #include "control/protocol.hpp"
 
@@ -33,6 +35,9 @@ void parse_zero_copy_fields(const json& stream, stats::StreamFigures& figures) {
 }  // namespace
 
 json to_json(const SideResults& results, const char* type) {
+  // A UDP test's samples all carry datagram figures, a TCP test's none.
+  const bool datagrams = std::any_of(results.streams.begin(), results.streams.end(),
+                                     [](const stats::StreamFigures& stream) { return stream.udp.any(); });
   json streams = json::array();
   for (const stats::StreamFigures& stream : results.streams) {
     json entry = {{"bytes", stream.bytes},
@@ -43,16 +48,20 @@ json to_json(const SideResults& results, const char* type) {
     // Zero-copy figures only where a mode produced them, so other streams read as before.
     for (const auto& [name, value] : zero_copy_fields(stream))
       if (value) entry[name] = value;
+    if (stream.udp.any()) entry["udp"] = datagram_json(stream.udp);
     streams.push_back(std::move(entry));
   }
   json intervals = json::array();
   for (const stats::IntervalRecord& record : results.intervals) {
     // Per stream a compact array; see kIntervalFields for the order.
     json samples = json::array();
-    for (const stats::StreamSample& sample : record.streams)
-      samples.push_back({sample.bytes, sample.calls, sample.tcp.valid ? 1 : 0, sample.tcp.rtt_us,
-                         sample.tcp.rttvar_us, sample.tcp.snd_cwnd_bytes, sample.tcp.total_retrans,
-                         sample.tcp.pmtu, sample.tcp.delivery_rate_bps});
+    for (const stats::StreamSample& sample : record.streams) {
+      json entry = {sample.bytes, sample.calls, sample.tcp.valid ? 1 : 0, sample.tcp.rtt_us,
+                    sample.tcp.rttvar_us, sample.tcp.snd_cwnd_bytes, sample.tcp.total_retrans,
+                    sample.tcp.pmtu, sample.tcp.delivery_rate_bps};
+      if (datagrams) append_datagram_sample(sample.udp, entry);
+      samples.push_back(std::move(entry));
+    }
     json entry = {{"start_s", record.start_s},
                   {"end_s", record.end_s},
                   {"omitted", record.omitted},
@@ -98,10 +107,13 @@ json to_json(const DirectedResults& results, const char* type) {
 namespace {
 
 constexpr const char* kIntervalFields =
-    "[bytes, calls, tcp_valid, rtt_us, rttvar_us, snd_cwnd_bytes, total_retrans, pmtu, delivery_rate_bps]";
+    "[bytes, calls, tcp_valid, rtt_us, rttvar_us, snd_cwnd_bytes, total_retrans, pmtu, delivery_rate_bps], "
+    "and for UDP [datagrams, lost, out_of_order, duplicates, socket_drops, strays, jitter_ns] after them";
+constexpr std::size_t kTcpSampleFields = 9;
 
 stats::StreamSample parse_sample(const json& sample) {
-  if (!sample.is_array() || sample.size() != 9)
+  if (!sample.is_array() ||
+      (sample.size() != kTcpSampleFields && sample.size() != kTcpSampleFields + kDatagramSampleFields))
     throw ProtocolError(std::string("an interval stream sample must be ") + kIntervalFields);
   for (const json& value : sample)
     if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
@@ -121,6 +133,7 @@ stats::StreamSample parse_sample(const json& sample) {
   parsed.tcp.total_retrans = u32(6);
   parsed.tcp.pmtu = u32(7);
   parsed.tcp.delivery_rate_bps = sample[8].get<std::uint64_t>();
+  if (sample.size() > kTcpSampleFields) parsed.udp = parse_datagram_sample(sample, kTcpSampleFields);
   return parsed;
 }
 
@@ -218,6 +231,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
     if (!failed.is_boolean()) throw ProtocolError("field \"failed\" must be true or false");
     figures.failed = failed.get<bool>();
     parse_zero_copy_fields(stream, figures);
+    figures.udp = parse_datagrams(stream);
     results.streams.push_back(figures);
   }
   const json& intervals = field(message, "intervals");
@@ -280,12 +294,12 @@ DirectedResults parse_directed_results(const json& message, const char* type, st
 }
 
 std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals) noexcept {
-  // A stream's totals with every optional field at 20 digits, and its digest; a sample of 9 numbers
-  // of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
+  // A stream's totals with every optional field at 20 digits (a UDP flow's seven under their
+  // names too), and its digest; a sample of 9 numbers (16 for UDP) of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
   // of the message (CPU, cores for 1024 CPUs, the NICs' reason, the reverse direction's header).
   // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst.
-  constexpr std::uint64_t kStreamBytes = 512 + 160 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6;
-  constexpr std::uint64_t kSampleBytes = 9 * 21 + 2;
+  constexpr std::uint64_t kStreamBytes = 512 + 160 + 7 * 40 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6;
+  constexpr std::uint64_t kSampleBytes = 16 * 21 + 2;
   constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
   constexpr std::uint64_t kMessageBytes = 64 * 1024;
   return kMessageBytes + streams * kStreamBytes + intervals * (kIntervalBytes + streams * kSampleBytes);

@@ -8,6 +8,7 @@
 #include "report/path_report.hpp"
 #include "report/rr_report.hpp"
 #include "report/transfers_report.hpp"
+#include "report/udp_report.hpp"
 #include "report/text_reporter.hpp"
 #include "util/units.hpp"
 
@@ -89,7 +90,7 @@ void add_bidir_reverse(json& end, const TestReport& reverse) {
   json intervals = json::array();
   std::vector<std::uint32_t> retransmit_state;
   for (const stats::IntervalRecord& record : reverse.local().intervals)
-    intervals.push_back(interval_json(record, reverse.start.local_is_sender, retransmit_state));
+    intervals.push_back(interval_json(record, reverse.start.local_is_sender, retransmit_state, reverse.udp.present));
   end["testio"]["bidir_reverse"] = {{"start", start_json(reverse.start)},
                                     {"intervals", std::move(intervals)},
                                     {"end", std::move(reverse_end)}};
@@ -160,10 +161,12 @@ json start_json(const StartInfo& start) {
 }
 
 json interval_json(const stats::IntervalRecord& record, bool sender,
-                   std::vector<std::uint32_t>& last_retransmits) {
+                   std::vector<std::uint32_t>& last_retransmits, bool udp) {
   json streams = json::array();
   std::uint64_t retransmits = 0;
   std::uint64_t calls = 0;
+  stats::DatagramTally interval_udp;
+  double jitter_sum_s = 0;
   if (last_retransmits.size() < record.streams.size()) last_retransmits.resize(record.streams.size(), 0);
   for (std::size_t i = 0; i < record.streams.size(); ++i) {
     const stats::StreamSample& sample = record.streams[i];
@@ -194,15 +197,22 @@ json interval_json(const stats::IntervalRecord& record, bool sender,
                            {"total_retrans", sample.tcp.total_retrans}, {"pmtu", sample.tcp.pmtu},
                            {"delivery_rate_bps", sample.tcp.delivery_rate_bps}};
     }
+    if (udp) add_udp_interval_json(stream, sample.udp, sender);
     stream["testio"] = std::move(extra);
     streams.push_back(std::move(stream));
+    interval_udp += sample.udp;
+    jitter_sum_s += sample.udp.jitter_s;
   }
   std::uint64_t bytes = record.bytes();
   json sum = {{"start", record.start_s}, {"end", record.end_s}, {"seconds", record.seconds()},
               {"bytes", bytes}, {"bits_per_second", util::bits_per_second(bytes, record.seconds())},
               {"omitted", record.omitted}, {"sender", sender},
               {"testio", {{"calls", calls}}}};
-  if (sender) sum["retransmits"] = retransmits;
+  if (sender && !udp) sum["retransmits"] = retransmits;
+  if (udp) {
+    interval_udp.jitter_s = record.streams.empty() ? 0 : jitter_sum_s / static_cast<double>(record.streams.size());
+    add_udp_interval_json(sum, interval_udp, sender);
+  }
   json entry = {{"streams", std::move(streams)}, {"sum", std::move(sum)}};
   if (!record.nics.empty()) entry["testio"] = {{"nics", nic_interval_json(record)}};
   return entry;
@@ -243,7 +253,6 @@ json end_json(const TestReport& report) {
   json sum_sent = sum_json(sent_sum, true);
   sum_sent["retransmits"] = retransmits;
   json sum_received = sum_json(received_sum, false);
-
   // --bidir: each process's CPU served both directions, so it is spread over both's bytes.
   std::uint64_t moved = sent_sum.bytes + report.other_direction_bytes;
   stats::CpuUsage local = stats::cpu_usage(report.local().cpu, report.local().wall_s, moved);
@@ -272,7 +281,7 @@ json end_json(const TestReport& report) {
   json remote_intervals = json::array();
   std::vector<std::uint32_t> retransmit_state;
   for (const stats::IntervalRecord& record : report.remote().intervals)
-    remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state));
+    remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state, report.udp.present));
   extra["remote_intervals"] = std::move(remote_intervals);
 
   json end = {{"streams", std::move(streams)},
@@ -285,6 +294,7 @@ json end_json(const TestReport& report) {
           {"sender_tcp_congestion", report.sender.congestion},
           {"receiver_tcp_congestion", report.receiver.congestion},
           {"testio", std::move(extra)}};
+  if (report.udp.present) add_udp_end_json(end, report);
   if (report.bidir_reverse) add_bidir_reverse(end, *report.bidir_reverse);
   return end;
 }
@@ -299,6 +309,7 @@ void JsonReporter::emit(const char* event, json data) {
 
 void JsonReporter::start(const StartInfo& start) {
   local_is_sender_ = start.local_is_sender;
+  udp_ = start.spec.is("udp");
   interval_s_ = start.spec.interval_s;
   last_retransmits_.assign(start.connections(), 0);
   document_ = {{"start", start_json(start)}, {"intervals", json::array()}, {"end", json::object()}};
@@ -307,7 +318,7 @@ void JsonReporter::start(const StartInfo& start) {
 
 void JsonReporter::interval(const stats::IntervalRecord& record) {
   if (interval_s_ <= 0) return;  // -i 0: no interval reports, as iperf3
-  json entry = interval_json(record, local_is_sender_, last_retransmits_);
+  json entry = interval_json(record, local_is_sender_, last_retransmits_, udp_);
   if (stream_events_)
     emit("interval", std::move(entry));
   else

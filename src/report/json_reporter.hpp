@@ -16,9 +16,10 @@ using Json = nlohmann::ordered_json;
 
 // The pieces, shared by both reporters and tested on their own.
 Json start_json(const StartInfo& start);
-// `last_retransmits` carries each stream's cumulative retransmits between calls.
-Json interval_json(const stats::IntervalRecord& record, bool sender,
-                             std::vector<std::uint32_t>& last_retransmits);
+// `last_retransmits` carries each stream's cumulative retransmits between calls; `udp`: a -u
+// test's interval, with iperf3's datagram keys.
+Json interval_json(const stats::IntervalRecord& record, bool sender, std::vector<std::uint32_t>& last_retransmits,
+                   bool udp = false);
 Json end_json(const TestReport& report);
 
 class JsonReporter final : public Reporter {
@@ -35,6 +36,7 @@ class JsonReporter final : public Reporter {
   std::ostream& out_;
   bool stream_events_;
   bool local_is_sender_ = true;
+  bool udp_ = false;
   double interval_s_ = 0;
   Json document_;
   std::vector<std::uint32_t> last_retransmits_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "net/flow_path.hpp"
+#include "net/udp_counters.hpp"
 #include "spec/test_spec.hpp"
 #include "stats/histogram.hpp"
 #include "stats/core_spread.hpp"
@@ -107,6 +108,18 @@ struct TransfersSummary {
   std::string first_error;
 };
 
+// -u: what the flows were asked to do and how this side ran them; each direction's datagram
+// figures are in its streams' totals (StreamFigures::udp).
+struct UdpSummary {
+  bool present = false;
+  std::uint64_t datagram = 0;              // -l
+  double rate_bps = 0;                     // asked per flow; 0 = unpaced
+  spec::UdpSpec asked;                     // the fast paths asked for
+  std::vector<std::string> fallbacks;      // this side's fast paths the kernel refused
+  bool host_counted = false;               // this host's UDP counters could be read
+  net::UdpCounters host;                   // ... and what they moved over the test
+};
+
 // -F: each stream's digest on both sides, as the client compares them.
 struct DigestCheck {
   std::string hash;                     // "sha1", "sha256"
@@ -124,6 +137,7 @@ struct TestReport {
   std::uint32_t tests_beside = 0;   // the most other tests the server ran at the same time
   RrSummary rr;
   TransfersSummary transfers;
+  UdpSummary udp;
   DigestCheck digests;                  // present when digests.hash is set
   // Set when the test ended early (the peer vanished, a signal): the figures cover the time run.
   bool incomplete = false;

@@ -8,6 +8,7 @@
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
 #include "report/rr_report.hpp"
+#include "report/udp_report.hpp"
 #include "report/transfers_report.hpp"
 #include "report/format.hpp"
 #include "util/units.hpp"
@@ -134,9 +135,13 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
   const char* omitted = record.omitted ? "  (omitted)" : "";
   std::uint64_t calls = 0;
   std::uint32_t retransmits = 0;
+  const bool udp = start_.spec.is("udp");
+  stats::DatagramTally datagrams;
   for (std::size_t i = 0; i < record.streams.size(); ++i) {
     const stats::StreamSample& sample = record.streams[i];
     calls += sample.calls;
+    datagrams += sample.udp;
+    datagrams.jitter_s += sample.udp.jitter_s / static_cast<double>(record.streams.size());  // the mean, as iperf3
     std::string tcp = "";
     if (sample.tcp.valid && start_.local_is_sender && i < last_retransmits_.size()) {
       std::uint32_t delta = sample.tcp.total_retrans - last_retransmits_[i];
@@ -151,7 +156,7 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
                           util::format_rate(util::bits_per_second(sample.bytes, record.seconds()), options_.unit).c_str(),
                           static_cast<unsigned long long>(sample.calls),
                           sample.calls ? static_cast<double>(sample.bytes) / static_cast<double>(sample.calls) : 0.0)
-           << tcp << omitted << "\n";
+           << (udp ? udp_interval_text(sample.udp, start_.local_is_sender) : tcp) << omitted << "\n";
   }
   if (!per_stream_lines_ || record.streams.size() > 1) {
     std::uint64_t bytes = record.bytes();
@@ -160,7 +165,10 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
                         util::format_rate(util::bits_per_second(bytes, record.seconds()), options_.unit).c_str(),
                         static_cast<unsigned long long>(calls),
                         calls ? static_cast<double>(bytes) / static_cast<double>(calls) : 0.0);
-    if (start_.local_is_sender) out_ << printf_text(" %6u", retransmits);
+    if (udp)
+      out_ << udp_interval_text(datagrams, start_.local_is_sender);
+    else if (start_.local_is_sender)
+      out_ << printf_text(" %6u", retransmits);
     out_ << omitted << "\n";
   }
   out_ << nic_interval_text(record, options_.unit);
@@ -228,6 +236,7 @@ std::string outcome_lines(const TestReport& report, char unit) {
     lines += "connection " + std::to_string(stream + 1) + ": sender and receiver byte counts differ\n";
   lines += zero_copy_text(report);
   if (report.rr.present) lines += rr_text(report.rr);
+  if (report.udp.present) lines += udp_text(report);
   if (report.transfers.present) lines += transfers_text(report.transfers, unit);
   if (!report.digests.hash.empty()) lines += digests_text(report.digests);
   if (report.tests_beside)

@@ -249,7 +249,7 @@ asio::awaitable<void> ClientTest::open_streams() {
     std::optional<tcp::socket> socket;
     if (before_start) socket = co_await open_data_connection(i);
     const control::Preamble slot{control::ConnectionKind::data, control::kProtocolVersion, accepted_.test_id, i};
-    streams_->add(*side_, i, std::move(socket), server_, control::encode_preamble(slot));
+    streams_->add(*side_, i, std::move(socket), server_, control::encode_preamble(slot), accepted_.test_id);
   }
   if (spreader_ && spread_turn_) start_.spread_asked = spreader_->split(spread_turn_);
   side_->describe_start(start_);

@@ -74,7 +74,13 @@ Server::Server(asio::io_context& io, const config::Config& config, report::Repor
       acceptor_(open_acceptor(io, config)),
       allowed_(net::AccessList::parse(config.allow)),
       foreign_(foreign),
-      log_(io) {
+      log_(io),
+      udp_door_(io, acceptor_.local_endpoint(), config, allowed_,
+                [this](std::uint64_t id) {
+                  auto test = tests_.find(id);
+                  return test == tests_.end() ? nullptr : test->second.get();
+                },
+                log_) {
   slots_.max = config.limits.max_tests;
   if (!config.file.empty()) served_file_.emplace(config.file);
   if (!config.psk_file.empty()) {
@@ -88,6 +94,7 @@ Server::Server(asio::io_context& io, const config::Config& config, report::Repor
 void Server::stop() noexcept {
   asio::error_code ignored;
   acceptor_.close(ignored);
+  udp_door_.close();
 }
 
 std::uint64_t Server::new_test_id() {
@@ -105,6 +112,7 @@ void Server::note_concurrency() noexcept {
 
 asio::awaitable<void> Server::serve() {
   spdlog::info("listening on {}", control::endpoint_text(acceptor_.local_endpoint()));
+  if (udp_door_.open()) asio::co_spawn(io_, udp_door_.serve(), asio::detached);
   for (;;) {
     asio::error_code error;
     tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, error));
@@ -263,7 +271,8 @@ asio::awaitable<control::TestRequest> Server::read_request(control::ControlChann
   co_return request;
 }
 
-std::shared_ptr<ServerTest> Server::admit(control::TestRequest request, const asio::ip::address& peer) {
+std::shared_ptr<ServerTest> Server::admit(control::TestRequest request, const asio::ip::address& peer,
+                                          const asio::ip::address& local) {
   const spec::TestSpec& spec = request.spec;
   workloads::ServerResources resources;
   resources.served_file = served_file_ ? &*served_file_ : nullptr;
@@ -276,7 +285,7 @@ std::shared_ptr<ServerTest> Server::admit(control::TestRequest request, const as
                     spec::worker_threads(spec.engine, spec.threads, side->layout().total()));
   std::vector<std::uint32_t> cpus = config_.spec.cpus.empty() ? spec.cpus : config_.spec.cpus;
   auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(side),
-                                           std::move(cpus), peer);
+                                           std::move(cpus), peer, local);
   tests_.emplace(test->id(), test);
   note_concurrency();
   return test;
@@ -304,7 +313,8 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
     control::TestRequest request = co_await read_request(control);
     spdlog::info("test from {}: {}", peer, describe(request.spec));
     asio::error_code ignored;
-    std::shared_ptr<ServerTest> test = admit(std::move(request), control.socket().remote_endpoint(ignored).address());
+    std::shared_ptr<ServerTest> test = admit(std::move(request), control.socket().remote_endpoint(ignored).address(),
+                                             control.socket().local_endpoint(ignored).address());
     id = test->id();
     succeeded = co_await test->run(control, reporter_);
     spdlog::info("test from {} finished", peer);

@@ -17,6 +17,7 @@
 #include "session/handshakes.hpp"
 #include "session/log_limiter.hpp"
 #include "session/server_test.hpp"
+#include "session/udp_door.hpp"
 #include "util/mapped_file.hpp"
 #include "net/access_list.hpp"
 
@@ -50,7 +51,8 @@ class Server {
   asio::awaitable<control::TestRequest> read_request(control::ControlChannel& control);
   // A checked request becomes a test under way: its workload's server side (which may refuse it),
   // an id, and an entry data connections can find.
-  std::shared_ptr<ServerTest> admit(control::TestRequest request, const asio::ip::address& peer);
+  std::shared_ptr<ServerTest> admit(control::TestRequest request, const asio::ip::address& peer,
+                                    const asio::ip::address& local);
   std::uint64_t new_test_id();
   // Every running test remembers the most tests it has seen beside it.
   void note_concurrency() noexcept;
@@ -67,6 +69,7 @@ class Server {
   TestSlots slots_;                 // tests running or being set up, of either protocol
   Handshakes handshakes_;           // connections that have not yet said who they are
   LogLimiter log_;                  // warnings a flood would repeat
+  UdpDoor udp_door_;                // the same port's UDP: each flow's hello
   int exit_code_ = 0;
 };
 

@@ -5,9 +5,12 @@
 #include <chrono>
 #include <ctime>
 
+#include <sys/socket.h>
+
 #include <spdlog/spdlog.h>
 
 #include "session/test_start.hpp"
+#include "workloads/udp/datagram.hpp"
 
 namespace testio::session {
 namespace {
@@ -24,7 +27,7 @@ constexpr auto kDrainLimit = 30s;    // from the client's figures to the end of 
 
 ServerTest::ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request,
                        std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus,
-                       asio::ip::address peer)
+                       asio::ip::address peer, asio::ip::address local)
     : executor_(executor),
       id_(id),
       request_(std::move(request)),
@@ -33,6 +36,7 @@ ServerTest::ServerTest(asio::any_io_executor executor, std::uint64_t id, control
       threads_(spec::worker_threads(request_.spec.engine, request_.spec.threads, layout_.total())),
       cpus_(std::move(cpus)),
       peer_(std::move(peer)),
+      local_(std::move(local)),
       sockets_(side_->connections() == workloads::Connections::before_start ? layout_.total() : 0),
       all_arrived_(std::make_shared<engines::CompletionLatch>(executor, sockets_.size())) {}
 
@@ -54,6 +58,42 @@ std::string ServerTest::attach(std::uint32_t index, tcp::socket socket) {
   if (sockets_[index]) return "stream " + std::to_string(index) + " arrived twice";
   sockets_[index].emplace(std::move(socket));
   all_arrived_->count_down();
+  return {};
+}
+
+std::string ServerTest::attach_flow(std::uint32_t index, const asio::ip::udp::endpoint& from, std::uint16_t port) {
+  if (phase_ != Phase::running) return "the test is not running";
+  if (index >= layout_.total())
+    return "flow " + std::to_string(index) + " is beyond the test's " + std::to_string(layout_.total()) + " flows";
+  if (flow_peers_.empty()) {
+    flow_peers_.resize(layout_.total());
+    flow_fds_.assign(layout_.total(), -1);
+  }
+  unsigned char answer[workloads::udp::kHelloSize];
+  workloads::udp::write_hello({id_, index}, true, answer);
+  if (flow_peers_[index]) {
+    if (*flow_peers_[index] != from) return "flow " + std::to_string(index) + " said hello from a second address";
+    (void)::send(flow_fds_[index], answer, sizeof(answer), MSG_DONTWAIT);  // its answer was lost
+    return {};
+  }
+  engines::Worker& worker = streams_->worker_for(index);
+  asio::ip::udp::socket socket(worker.context());
+  try {
+    const asio::ip::udp::endpoint local(local_.is_unspecified() ? asio::ip::address(asio::ip::address_v6::any()) : local_,
+                                        port);
+    socket.open(local.protocol());
+    socket.set_option(asio::socket_base::reuse_address(true));  // the port is shared by every flow
+    socket.bind(local);
+    socket.connect(from);  // from now on the kernel gives this socket the flow's datagrams
+  } catch (const std::system_error& error) {
+    return "cannot open a socket for flow " + std::to_string(index) + ": " + error.code().message();
+  }
+  const int fd = socket.native_handle();
+  std::string refusal = side_->route_flow(index, std::move(socket), worker);
+  if (!refusal.empty()) return refusal;
+  flow_peers_[index] = from;
+  flow_fds_[index] = fd;
+  (void)::send(fd, answer, sizeof(answer), MSG_DONTWAIT);
   return {};
 }
 
@@ -110,7 +150,7 @@ void ServerTest::open_streams(const std::string& peer) {
       if (!clamped.empty()) clamp_warning = clamped;
       note_connection(start_, *socket);
     }
-    streams_->add(*side_, i, std::move(socket));
+    streams_->add(*side_, i, std::move(socket), {}, {}, id_);
   }
   sockets_.clear();
   side_->describe_start(start_);

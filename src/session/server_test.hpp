@@ -11,6 +11,7 @@
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 
 #include "control/channel.hpp"
 #include "control/protocol.hpp"
@@ -26,10 +27,11 @@ class ServerTest {
  public:
   // `side` is the workload's server part for `request.spec`; `cpus` pin the workers (-A: the
   // server's own list, else the client's).
-  // `peer`: the address the client's control connection came from.
+  // `peer`: the address the client's control connection came from; `local`: the one it came to
+  // (where this test's UDP flows are answered from).
   ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request,
              std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus,
-             asio::ip::address peer = {});
+             asio::ip::address peer = {}, asio::ip::address local = {});
   ~ServerTest();
 
   std::uint64_t id() const noexcept { return id_; }
@@ -43,6 +45,11 @@ class ServerTest {
   // Data connection `index` arrived: gathered before the start, or routed to its slot while a
   // during-test workload runs. Empty when taken; otherwise why it was refused.
   std::string attach(std::uint32_t index, asio::ip::tcp::socket socket);
+  // UDP flow `index` said hello from `from` to this server's UDP `port` while the test runs: the
+  // flow gets a socket of its own (bound to the port, connected to `from`), routed to its stream,
+  // and the answer goes back from it. A repeated hello from the same place is answered again.
+  // Empty when taken; otherwise why it was refused.
+  std::string attach_flow(std::uint32_t index, const asio::ip::udp::endpoint& from, std::uint16_t port);
 
   // Runs the test to its end and reports it. Returns true when every stream ended cleanly and
   // both sides counted the same; throws when the client breaks the protocol or goes away.
@@ -67,6 +74,9 @@ class ServerTest {
   unsigned threads_;
   std::vector<std::uint32_t> cpus_;
   asio::ip::address peer_;
+  asio::ip::address local_;
+  std::vector<std::optional<asio::ip::udp::endpoint>> flow_peers_;  // by flow, once it said hello
+  std::vector<int> flow_fds_;  // ... and its socket, owned by its stream (open until the test is over)
   Phase phase_ = Phase::gathering;
   std::vector<std::optional<asio::ip::tcp::socket>> sockets_;  // gathered, until open_streams()
   std::shared_ptr<engines::CompletionLatch> all_arrived_;

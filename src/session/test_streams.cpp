@@ -46,7 +46,8 @@ tcp::socket TestStreams::move_to_worker(std::uint32_t i, tcp::socket socket) {
 }
 
 void TestStreams::add(workloads::TestSide& side, std::uint32_t i, std::optional<tcp::socket> socket,
-                      const tcp::endpoint& server, const std::array<unsigned char, 24>& preamble) {
+                      const tcp::endpoint& server, const std::array<unsigned char, 24>& preamble,
+                      std::uint64_t test_id) {
   engines::Worker* worker = &worker_for(i);
   if (socket) {
     if (i == 0 && iface_stats_)
@@ -63,7 +64,7 @@ void TestStreams::add(workloads::TestSide& side, std::uint32_t i, std::optional<
   std::shared_ptr<engines::CompletionLatch> latch = done_[layout().is_forward(i) ? 0 : 1];
   if (rx_follow_) measurement_.note_worker_cpu(i, worker->cpu());
   workloads::StreamPlace place{i, *worker, pool_.size(), measurement_.counters(i), &measurement_.digest(i),
-                               [latch] { latch->count_down(); }, server, preamble};
+                               [latch] { latch->count_down(); }, server, preamble, test_id};
   worker->add_stream(side.make_stream(std::move(place), std::move(socket)));
 }
 

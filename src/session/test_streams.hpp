@@ -44,8 +44,10 @@ class TestStreams {
   // Has `side` make connection i's stream and adds it to its worker; `socket` (when the workload's
   // connections come before the start) moves there first, and its TCP_INFO is sampled. A client's
   // streams that connect by themselves are told where to and what to say (`server`, `preamble`).
+  // `test_id` is the server's id of the test (a UDP flow's hello names it).
   void add(workloads::TestSide& side, std::uint32_t i, std::optional<asio::ip::tcp::socket> socket,
-           const asio::ip::tcp::endpoint& server = {}, const std::array<unsigned char, 24>& preamble = {});
+           const asio::ip::tcp::endpoint& server = {}, const std::array<unsigned char, 24>& preamble = {},
+           std::uint64_t test_id = 0);
 
   void start() { pool_.start(); }
   void begin(const engines::TestClock& clock);

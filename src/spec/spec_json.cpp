@@ -52,6 +52,10 @@ void fields(Spec& spec, Visit&& visit) {
   visit("transfers", spec.transfers.count, Need::written);
   visit("transfer_size", spec.transfers.size, Need::written);
   visit("reuse", spec.transfers.reuse, Need::written);
+  visit("udp_gso", spec.udp.gso, Need::unless_default);
+  visit("udp_gro", spec.udp.gro, Need::unless_default);
+  visit("udp_batch", spec.udp.batch, Need::unless_default);
+  visit("udp_connected", spec.udp.connected, Need::unless_default);
 }
 
 // Strings and lists a peer sends are bounded before the rules look at them.

@@ -79,8 +79,22 @@ struct TransfersSpec {
   bool operator==(const TransfersSpec&) const = default;
 };
 
+// -u: UDP flows, and the kernel's fast paths each side may use on them.
+struct UdpSpec {
+  bool gso = true;                    // --no-gso: one datagram per send instead of UDP_SEGMENT's many
+  bool gro = true;                    // --no-gro: one datagram per receive instead of UDP_GRO's coalesced buffers
+  std::uint32_t batch = 16;           // --batch: messages per sendmmsg/recvmmsg call; 1 = sendmsg/recvmsg
+  bool connected = true;              // --no-connect: the client's sockets sendto/recvfrom instead of connect()
+  bool operator==(const UdpSpec&) const = default;
+};
+
+// -u's default datagram size: one 1500-byte Ethernet frame over IPv4 or IPv6 (as iperf3 on a
+// 1500-byte MTU, where it takes the control connection's MSS), and its rate, iperf3's 1 Mbit/s.
+inline constexpr std::uint64_t kDefaultDatagram = 1448;
+inline constexpr double kDefaultUdpRate = 1048576;
+
 struct TestSpec {
-  std::string workload = "stream";    // a name in workloads/registry.cpp: stream, rr, transfers
+  std::string workload = "stream";    // a name in workloads/registry.cpp: stream, rr, transfers, udp
   std::uint32_t connections = 1;      // N (each way with --bidir; transfer slots with --transfers)
   double duration_s = 10.0;           // the window; 0 when the test is counted instead
   std::uint64_t total_bytes = 0;      // -n (or -F's file size): split over the connections
@@ -106,6 +120,7 @@ struct TestSpec {
   std::optional<std::vector<std::string>> iface_stats;
   RrSpec rr;
   TransfersSpec transfers;
+  UdpSpec udp;
 
   // A timed test ends at its window; a counted one (-n, --num, --transfers) when its count is done.
   bool timed() const noexcept { return duration_s > 0; }

@@ -17,8 +17,38 @@ inline void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t amoun
   counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
-// Cache-line aligned (two lines since the receive zero-copy counts): streams on different threads
-// never share a line.
+// A UDP flow's datagram figures (issue 17): totals, or an interval's differences (jitter is the
+// value at the interval's end either way). A sender counts only `datagrams`; a receiver its
+// distinct datagrams, the sequence gaps (lost), late ones that filled a gap, repeats, the
+// datagrams its own socket's full buffer dropped (SO_RXQ_OVFL), and strays (not this flow's).
+struct DatagramTally {
+  std::uint64_t datagrams = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t out_of_order = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t socket_drops = 0;
+  std::uint64_t strays = 0;
+  double jitter_s = 0;
+
+  bool any() const noexcept { return datagrams || lost || strays || socket_drops; }
+  // What changed since `earlier`; the jitter stays this one's.
+  DatagramTally since(const DatagramTally& earlier) const noexcept {
+    return {datagrams - earlier.datagrams, lost - earlier.lost, out_of_order - earlier.out_of_order,
+            duplicates - earlier.duplicates, socket_drops - earlier.socket_drops, strays - earlier.strays, jitter_s};
+  }
+  DatagramTally& operator+=(const DatagramTally& other) noexcept {
+    datagrams += other.datagrams;
+    lost += other.lost;
+    out_of_order += other.out_of_order;
+    duplicates += other.duplicates;
+    socket_drops += other.socket_drops;
+    strays += other.strays;
+    return *this;
+  }
+};
+
+// Cache-line aligned (two lines since the receive zero-copy and datagram counts): streams on
+// different threads never share a line.
 struct alignas(64) StreamCounters {
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> calls{0};       // read or write system calls that moved data
@@ -31,6 +61,14 @@ struct alignas(64) StreamCounters {
   // recv_skip_hint, or every byte when the mode fell back to recv_into).
   std::atomic<std::uint64_t> recv_zerocopy_bytes{0};
   std::atomic<std::uint64_t> recv_copied_bytes{0};
+  // UDP flows only (DatagramTally says what each means); jitter in nanoseconds.
+  std::atomic<std::uint64_t> datagrams{0};
+  std::atomic<std::uint64_t> lost{0};
+  std::atomic<std::uint64_t> out_of_order{0};
+  std::atomic<std::uint64_t> duplicates{0};
+  std::atomic<std::uint64_t> socket_drops{0};
+  std::atomic<std::uint64_t> strays{0};
+  std::atomic<std::uint64_t> jitter_ns{0};
   std::atomic<bool> finished{false};         // EOF seen (receiver) or half-closed (sender)
   std::atomic<bool> failed{false};           // ended by an error rather than cleanly
 
@@ -53,6 +91,11 @@ struct alignas(64) StreamCounters {
     std::uint64_t completed = 0;
     std::uint64_t copied = 0;
   };
+  DatagramTally datagram_snapshot() const noexcept {
+    auto read = [](const std::atomic<std::uint64_t>& counter) { return counter.load(std::memory_order_relaxed); };
+    return {read(datagrams),    read(lost),   read(out_of_order), read(duplicates),
+            read(socket_drops), read(strays), static_cast<double>(read(jitter_ns)) * 1e-9};
+  }
   ZerocopyFigures zerocopy_snapshot() const noexcept {
     const std::uint64_t copied_so_far = zerocopy_copied.load(std::memory_order_acquire);
     return {zerocopy_completed.load(std::memory_order_relaxed), copied_so_far};

@@ -8,6 +8,7 @@
 
 #include "net/nic_counters.hpp"
 #include "net/tcp_info.hpp"
+#include "stats/counters.hpp"
 
 namespace testio::stats {
 
@@ -15,6 +16,7 @@ struct StreamSample {
   std::uint64_t bytes = 0;   // moved during the interval
   std::uint64_t calls = 0;
   net::TcpInfo tcp;          // at the interval's end
+  DatagramTally udp{};       // a UDP flow's datagrams during the interval
 };
 
 // What one watched NIC moved during an interval (--iface-stats), from its kernel counters.

@@ -20,7 +20,7 @@ double IntervalSchedule::next_after(double previous_s) const noexcept {
 }
 
 Sampler::Sampler(const StreamCounters* counters, std::vector<int> fds)
-    : counters_(counters), fds_(std::move(fds)), last_bytes_(fds_.size()), last_calls_(fds_.size()) {}
+    : counters_(counters), fds_(std::move(fds)), last_bytes_(fds_.size()), last_calls_(fds_.size()), last_datagrams_(fds_.size()) {}
 
 IntervalRecord Sampler::take(double start_s, double end_s, bool omitted) {
   IntervalRecord record;
@@ -35,6 +35,9 @@ IntervalRecord Sampler::take(double start_s, double end_s, bool omitted) {
     record.streams[i].calls = calls - last_calls_[i];
     last_bytes_[i] = bytes;
     last_calls_[i] = calls;
+    const DatagramTally datagrams = counters_[i].datagram_snapshot();
+    record.streams[i].udp = datagrams.since(last_datagrams_[i]);
+    last_datagrams_[i] = datagrams;
     if (fds_[i] >= 0) record.streams[i].tcp = net::read_tcp_info(fds_[i]);
   }
   return record;

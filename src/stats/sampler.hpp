@@ -22,6 +22,7 @@ class Sampler {
   std::vector<int> fds_;
   std::vector<std::uint64_t> last_bytes_;
   std::vector<std::uint64_t> last_calls_;
+  std::vector<DatagramTally> last_datagrams_;
 };
 
 }  // namespace testio::stats

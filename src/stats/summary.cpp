@@ -45,6 +45,7 @@ StreamFigures figures_from(const StreamCounters& counters, double window_start_s
   figures.zerocopy_copied = zerocopy.copied;
   figures.recv_zerocopy_bytes = counters.recv_zerocopy_bytes.load(std::memory_order_relaxed);
   figures.recv_copied_bytes = counters.recv_copied_bytes.load(std::memory_order_relaxed);
+  figures.udp = counters.datagram_snapshot();
   return figures;
 }
 
@@ -102,6 +103,11 @@ std::vector<StreamFigures> excluding_omitted(const std::vector<StreamFigures>& t
     for (std::size_t i = 0; i < kept.size() && i < record.streams.size(); ++i) {
       kept[i].bytes -= std::min(kept[i].bytes, record.streams[i].bytes);
       kept[i].calls -= std::min(kept[i].calls, record.streams[i].calls);
+      const DatagramTally& omitted = record.streams[i].udp;
+      DatagramTally& udp = kept[i].udp;
+      for (auto field : {&DatagramTally::datagrams, &DatagramTally::lost, &DatagramTally::out_of_order,
+                         &DatagramTally::duplicates, &DatagramTally::socket_drops, &DatagramTally::strays})
+        udp.*field -= std::min(udp.*field, omitted.*field);
     }
   }
   if (omit_end >= 0)

@@ -4,6 +4,7 @@
 #include "workloads/bulk/bulk.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/transfers/transfers.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::workloads {
 namespace {
@@ -18,6 +19,7 @@ constexpr Entry kWorkloads[] = {
     {"stream", bulk::workload},
     {"rr", rr::workload},
     {"transfers", transfers::workload},
+    {"udp", udp::workload},
 };
 
 }  // namespace

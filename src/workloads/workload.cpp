@@ -6,6 +6,10 @@ std::string TestSide::route(std::uint32_t, asio::ip::tcp::socket, engines::Worke
   return "the test takes no connections once it has started";
 }
 
+std::string TestSide::route_flow(std::uint32_t, asio::ip::udp::socket, engines::Worker&) {
+  return "the test takes no UDP flows";
+}
+
 void TestSide::describe_start(report::StartInfo&) const {}
 
 void TestSide::add_to_report(report::TestReport&) const {}

@@ -11,6 +11,7 @@
 #include <string>
 
 #include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 
 #include "config/config.hpp"
 #include "engines/stream_task.hpp"
@@ -34,6 +35,7 @@ struct StreamPlace {
   // Client, for streams that open their own connections: where to, and what each says first.
   asio::ip::tcp::endpoint server;
   std::array<unsigned char, 24> preamble{};
+  std::uint64_t test_id = 0;        // the id the server gave the test (a UDP flow's hello names it)
 };
 
 // How a test's data connections come about.
@@ -56,6 +58,9 @@ class TestSide {
   // Server, during_test: a data connection naming `slot` arrived while the test runs; it belongs to
   // `worker`'s io_context (the slot's stream's worker). Empty when taken, else why it was refused.
   virtual std::string route(std::uint32_t slot, asio::ip::tcp::socket socket, engines::Worker& worker);
+  // Server, during_test: UDP flow `slot` said hello; `socket` (on `worker`'s io_context) is bound to
+  // this server's port and connected to the flow's client. Empty when taken, else why refused.
+  virtual std::string route_flow(std::uint32_t slot, asio::ip::udp::socket socket, engines::Worker& worker);
   // This side's report beyond the streams' figures: at the start (what the streams really use),
   // and once they have ended.
   virtual void describe_start(report::StartInfo& start) const;

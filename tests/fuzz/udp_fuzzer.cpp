@@ -13,6 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)workloads::udp::read_header(data, size);
   (void)workloads::udp::read_iperf3_header(data, size, true);
   (void)workloads::udp::read_iperf3_header(data, size, false);
+  (void)workloads::udp::read_hello(data, size, false);
+  (void)workloads::udp::read_hello(data, size, true);
   stats::UdpSequence flow;
   for (std::size_t at = 0; at + 4 <= size; at += 4) {
     std::uint32_t sequence = 0;

@@ -16,19 +16,41 @@ void write_be(std::uint64_t value, int bytes, unsigned char* out) noexcept {
   }
 }
 
+constexpr std::uint32_t kHelloMagic = 0x74696f48;   // "tioH"
+constexpr std::uint32_t kAnswerMagic = 0x74696f41;  // "tioA"
+constexpr std::uint32_t kHelloVersion = 1;
+
 }  // namespace
+
+void write_hello(const FlowHello& hello, bool answer, unsigned char* out) noexcept {
+  write_be(answer ? kAnswerMagic : kHelloMagic, 4, out);
+  write_be(kHelloVersion, 4, out + 4);
+  write_be(hello.test_id, 8, out + 8);
+  write_be(hello.stream, 4, out + 16);
+  write_be(0, 4, out + 20);
+}
+
+std::optional<FlowHello> read_hello(const unsigned char* data, std::size_t size, bool answer) noexcept {
+  if (size != kHelloSize || read_be(data, 4) != (answer ? kAnswerMagic : kHelloMagic) ||
+      read_be(data + 4, 4) != kHelloVersion)
+    return std::nullopt;
+  return FlowHello{read_be(data + 8, 8), static_cast<std::uint32_t>(read_be(data + 16, 4))};
+}
 
 void write_header(const DatagramHeader& header, unsigned char* out) noexcept {
   write_iperf3_header(header, true, out);
-  write_be(kMagic, 4, out + 16);
+  write_be(header.end ? kEndMagic : kMagic, 4, out + 16);
   write_be(header.stream, 4, out + 20);
   write_be(header.test_id, 8, out + 24);
 }
 
 std::optional<DatagramHeader> read_header(const unsigned char* data, std::size_t size) noexcept {
-  if (size < kTestioHeader || read_be(data + 16, 4) != kMagic) return std::nullopt;
+  if (size < kTestioHeader) return std::nullopt;
+  const std::uint64_t magic = read_be(data + 16, 4);
+  if (magic != kMagic && magic != kEndMagic) return std::nullopt;
   std::optional<DatagramHeader> header = read_iperf3_header(data, size, true);
   if (!header) return std::nullopt;
+  header->end = magic == kEndMagic;
   header->stream = static_cast<std::uint32_t>(read_be(data + 20, 4));
   header->test_id = read_be(data + 24, 8);
   return header;

@@ -2,10 +2,11 @@
 // testio's own datagrams begin as iperf3's do with 64-bit counters (so a capture reads the same
 // under either tool's dissector), then say whose they are:
 //
-//   0  sec      u32  the sender's clock at send (CLOCK_REALTIME seconds, as iperf3)
+//   0  sec      u32  the sender's clock at send (CLOCK_REALTIME seconds; iperf3 writes its monotonic clock)
 //   4  usec     u32  ... and microseconds, below 1,000,000
 //   8  sequence u64  from 0 per flow
-//   16 magic    u32  "tioU"
+//   16 magic    u32  "tioU" (a flow's last word, sent after its last datagram: "tioE", whose
+//                    sequence is then the number of datagrams the flow sent)
 //   20 stream   u32  the flow's number in its test
 //   24 test_id  u64  the test the control connection agreed, so strays are told apart
 //
@@ -22,7 +23,8 @@ namespace testio::workloads::udp {
 inline constexpr std::size_t kTestioHeader = 32;
 inline constexpr std::size_t kIperf3Header32 = 12;
 inline constexpr std::size_t kIperf3Header64 = 16;
-inline constexpr std::uint32_t kMagic = 0x74696f55;  // "tioU"
+inline constexpr std::uint32_t kMagic = 0x74696f55;     // "tioU"
+inline constexpr std::uint32_t kEndMagic = 0x74696f45;  // "tioE"
 // The largest UDP payload over IPv4 and IPv6 (65535 less the IP and UDP headers).
 inline constexpr std::size_t kMaxPayloadV4 = 65507;
 inline constexpr std::size_t kMaxPayloadV6 = 65527;
@@ -33,6 +35,7 @@ struct DatagramHeader {
   std::uint64_t sequence = 0;
   std::uint32_t stream = 0;
   std::uint64_t test_id = 0;
+  bool end = false;  // the flow's end marker: `sequence` datagrams were sent in all
 
   double sent_s() const noexcept { return static_cast<double>(sec) + static_cast<double>(usec) * 1e-6; }
 };
@@ -42,6 +45,18 @@ void write_header(const DatagramHeader& header, unsigned char* out) noexcept;
 // A testio datagram's header; nullopt when it is shorter than the header, lacks the magic, or
 // its usec is out of range: a stray, to be counted and dropped.
 std::optional<DatagramHeader> read_header(const unsigned char* data, std::size_t size) noexcept;
+
+// A flow's hello, the first datagram its client socket sends (until the server acknowledges it),
+// and the server's answer from the flow's own socket: magic ("tioH" or "tioA"), protocol version,
+// test id, flow number; 24 bytes big-endian. The server reads a hello from anyone: nullopt for
+// anything else.
+inline constexpr std::size_t kHelloSize = 24;
+struct FlowHello {
+  std::uint64_t test_id = 0;
+  std::uint32_t stream = 0;
+};
+void write_hello(const FlowHello& hello, bool answer, unsigned char* out) noexcept;
+std::optional<FlowHello> read_hello(const unsigned char* data, std::size_t size, bool answer) noexcept;
 
 // iperf3's header (its sec, usec, sequence) with 64-bit or 32-bit counters; nullopt when too short
 // or usec is out of range.

@@ -1,0 +1,62 @@
+// -u: UDP flows, and the switches of the kernel's fast paths on them.
+#include "cli/groups.hpp"
+
+#include <arpa/inet.h>
+
+#include "util/units.hpp"
+
+namespace testio::cli {
+
+using util::UsageError;
+
+void add_udp_options(cxxopts::Options& options) {
+  // clang-format off
+  options.add_options("UDP")
+    ("u,udp", "UDP flows instead of TCP connections: datagrams of -l bytes (default 1448) paced to -b per flow "
+              "(default 1M as iperf3; 0 = as fast as the host can), loss, jitter and the receiver's socket drops")
+    ("no-gso", "Send one datagram per call instead of many in one UDP_SEGMENT send")
+    ("no-gro", "Receive one datagram per call instead of UDP_GRO's coalesced buffers")
+    ("batch", "Messages per sendmmsg/recvmmsg call; 1 sends and receives one message per call",
+       cxxopts::value<std::string>()->default_value("16"), "K")
+    ("no-connect", "The client's UDP sockets sendto/recvfrom instead of connect()ing to the server");
+  // clang-format on
+}
+
+void fill_udp(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given, bool profile_names_buffer) {
+  spec::TestSpec& spec = config.spec;
+  given.udp = args.count("udp") > 0;
+  given.udp_options = args.count("no-gso") || args.count("no-gro") || args["batch"].count() || args.count("no-connect");
+  if (given.udp) spec.workload = "udp";
+  if (args.count("no-gso")) spec.udp.gso = false;
+  if (args.count("no-gro")) spec.udp.gro = false;
+  if (args.count("no-connect")) spec.udp.connected = false;
+  if (auto batch = typed(args, "batch")) spec.udp.batch = parse_u32(*batch, "--batch");
+  if (!spec.is("udp") || !given.udp) return;
+  // iperf3's defaults where this command line (or its profile) chose none.
+  if (!given.buffer && !profile_names_buffer) spec.buffer = spec::kDefaultDatagram;
+  if (!given.rate && !given.total_rate) spec.rate_bps = spec::kDefaultUdpRate;
+}
+
+void check_udp(const config::Config& config, const GivenOptions& given) {
+  if (!config.spec.is("udp")) {
+    if (given.udp_options) throw UsageError("--no-gso, --no-gro, --batch and --no-connect apply to -u tests");
+    return;
+  }
+  if (config.role == config::Role::server && given.udp)
+    throw UsageError("-u is a client option: a server takes UDP tests on its port as they are asked for");
+  if (given.rr || given.transfers || given.raw) throw UsageError("-u runs UDP flows: drop --rr, --transfers and --raw");
+  if (given.file || given.hash) throw UsageError("-F and --hash go with TCP streams, not -u");
+  if (given.recv_mode || given.send_mode)
+    throw UsageError("--recv-mode and --send-mode apply to TCP streams; -u has --no-gso, --no-gro and --batch");
+  if (config.spec.fq_rate_bps > 0 || config.spread_even || config.spec.rx_follow)
+    throw UsageError("--fq-rate, --spread and --rx-affinity apply to TCP streams, not -u");
+  if (config.cport_first) throw UsageError("--cport applies to TCP streams; -u's flows take ports the kernel chooses");
+  // An IPv4 server's datagrams hold less than IPv6 ones; a name is checked once it resolves.
+  in_addr literal{};
+  const bool ipv4 = given.ipv4 || ::inet_pton(AF_INET, config.host.c_str(), &literal) == 1;
+  if (ipv4 && config.spec.buffer > 65507)
+    throw UsageError("-l " + std::to_string(config.spec.buffer) +
+                     " is more than a UDP datagram over IPv4 holds: at most 65507 bytes");
+}
+
+}  // namespace testio::cli
