@@ -44,7 +44,9 @@ json figures_json(int socket, const stats::StreamFigures& figures, bool sender) 
 }
 
 json testio_stream_extra(const stats::StreamFigures& figures) {
-  return {{"calls", figures.calls}, {"bytes_per_call", figures.bytes_per_call()}, {"failed", figures.failed}};
+  json extra = {{"calls", figures.calls}, {"bytes_per_call", figures.bytes_per_call()}, {"failed", figures.failed}};
+  if (figures.udp.any()) extra["udp"] = udp_stream_json(figures.udp);
+  return extra;
 }
 
 json sum_json(const stats::SideSummary& sum, bool sender) {

@@ -22,7 +22,8 @@ json loss_json(const FlowLoss& flow) {
 }
 
 void add_loss(json& entry, const FlowLoss& flow) {
-  for (auto& [key, value] : loss_json(flow).items()) entry[key] = value;
+  const json loss = loss_json(flow);  // named: items() of a temporary would outlive it
+  for (const auto& [key, value] : loss.items()) entry[key] = value;
 }
 
 json fast_paths_json(const UdpSummary& udp) {
@@ -78,6 +79,12 @@ json testio_udp_json(const TestReport& report, const FlowLoss& sum, const std::v
 }
 
 }  // namespace
+
+json udp_stream_json(const stats::DatagramTally& tally) {
+  return {{"datagrams", tally.datagrams},     {"lost", tally.lost},     {"out_of_order", tally.out_of_order},
+          {"duplicates", tally.duplicates},   {"socket_drops", tally.socket_drops}, {"strays", tally.strays},
+          {"jitter_ms", tally.jitter_s * 1e3}};
+}
 
 double FlowLoss::lost_percent() const noexcept { return percent(lost, expected()); }
 

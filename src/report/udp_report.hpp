@@ -27,6 +27,10 @@ std::vector<FlowLoss> flow_losses(const std::vector<stats::StreamFigures>& sent,
                                   const std::vector<stats::StreamFigures>& received);
 FlowLoss sum_of(const std::vector<FlowLoss>& flows);
 
+// One side's own count of a flow: datagrams, and on a receiver its gaps (with the end marker's
+// count, every datagram it never saw), late and repeated ones, its socket's drops, strays, jitter.
+nlohmann::ordered_json udp_stream_json(const stats::DatagramTally& tally);
+
 // iperf3's interval keys: a sender's "packets"; a receiver's jitter_ms, lost_packets, packets, lost_percent.
 void add_udp_interval_json(nlohmann::ordered_json& entry, const stats::DatagramTally& tally, bool sender);
 // end.streams[i].udp, end.sum, the udp keys of sum_sent and sum_received, and testio.udp.
