@@ -28,6 +28,7 @@ why_not = None    # the reason tests are skipped, once known
 # 14, IPv4 20, TCP 20, the timestamp option 12 (Linux sends it on every segment when
 # net.ipv4.tcp_timestamps is on, as it is by default and in a new namespace).
 ETHERNET, IPV4, TCP, TIMESTAMPS = 14, 20, 20, 12
+UDP, DATAGRAM = 8, 1448
 
 # How close the issue (#8) asks the figures to be.
 CAPACITY_TOLERANCE = 0.03
@@ -252,6 +253,31 @@ def nic_bytes_in_intervals(intervals, direction):
             moved, packets = totals.get(nic["name"], (0, 0))
             totals[nic["name"]] = (moved + nic[f"{direction}_bytes"], packets + nic[f"{direction}_packets"])
     return totals
+
+
+@test
+def udp_goodput_matches_a_200_mbit_link():
+    """-u unpaced into a 200 Mbit/s tbf link: the receiver's steady goodput is the link's payload
+    rate (each 1448-byte datagram rides in a frame of 1490 bytes)."""
+    capacity = 200e6 * DATAGRAM / (DATAGRAM + UDP + IPV4 + ETHERNET)
+    with Testbed("--rate", "200mbit") as bed:
+        for attempt in range(1, ATTEMPTS + 1):
+            with bed.server("-1", bind="198.18.1.2") as server:
+                done = bed.run(bed.a, harness.BINARY, "-c", "198.18.1.2", "-p", server.port, "-u", "-b", "0",
+                               "-t", str(STEADY_SECONDS), "-O", str(WARM_UP), "-J")
+                server.process.wait(20)
+            document = json.loads(done.stdout)
+            rates = [i["sum"]["bits_per_second"] for i in document["end"]["testio"]["remote_intervals"]
+                     if not i["sum"]["omitted"] and abs(i["sum"]["seconds"] - 1) < 0.05]
+            check(len(rates) >= STEADY_SECONDS - 1, f"too few steady intervals: {len(rates)}")
+            goodput = median(rates)
+            print(f"# udp over tbf 200mbit, attempt {attempt}: capacity {capacity / 1e6:.2f} Mbit/s, testio "
+                  f"{goodput / 1e6:.2f} ({(goodput / capacity - 1) * 100:+.2f}%), lost "
+                  f"{document['end']['sum']['lost_percent']:.1f}%", flush=True)
+            if relative(goodput, capacity) <= CAPACITY_TOLERANCE:
+                break
+    check(relative(goodput, capacity) <= CAPACITY_TOLERANCE,
+          f"UDP goodput {goodput:.0f} bit/s is not within 3% of the link's payload rate {capacity:.0f}")
 
 
 @test
