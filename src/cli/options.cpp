@@ -70,7 +70,7 @@ void fill_config(const cxxopts::ParseResult& args, config::Config& config, Given
   if (given.bytes || given.num || given.transfers) spec.duration_s = 0;
   const bool default_buffer = !given.buffer && !profile_names_buffer;
   // iperf3's own default block: its servers of 3.12 refuse more than 1 MiB.
-  if (config.iperf3 && default_buffer) spec.buffer = 128 * 1024;
+  if (config.iperf3 && default_buffer && !spec.is("udp")) spec.buffer = 128 * 1024;
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && default_buffer) spec.buffer = 256 * 1024;
   // One plain connection without -i reports as a raw sink does: one line once it has closed.

@@ -138,10 +138,13 @@ void check_iperf3(const config::Config& config, const GivenOptions& given) {
   if (config.spec.buffer > (1u << 20)) throw UsageError("-l with --iperf3 is at most 1M, iperf3's largest block");
   if (given.recv_mode && !given.reverse && !given.bidir)
     throw UsageError("--recv-mode applies only to testio's own receiving side: with --iperf3 that needs -R or --bidir");
-  if (given.transfers || given.file || given.send_mode || given.iface_stats || given.rate || given.total_rate ||
+  const bool udp = config.spec.is("udp");
+  if (udp && !config.spec.timed() && (given.reverse || given.bidir))
+    throw UsageError("--iperf3 -u -n counts what testio sends; with -R or --bidir give -t seconds");
+  if (given.transfers || given.file || given.send_mode || given.iface_stats || ((given.rate || given.total_rate) && !udp) ||
       config.spec.fq_rate_bps > 0 || config.cport_first || config.spread_even || config.spec.rx_follow ||
       !config.spec.cpus.empty())
-    throw UsageError("--iperf3 supports -C, -M, -N, -w, -l, -P, -t, -n, -O, -R and --bidir; --transfers, -F, "
+    throw UsageError("--iperf3 supports -C, -M, -N, -w, -l, -P, -t, -n, -O, -R, --bidir, and -u with -b; --transfers, -F, "
                      "--send-mode, --iface-stats, pacing, --cport, --spread, --rx-affinity and -A are testio-to-testio only");
   if (given.engine) throw UsageError("--engine applies to testio's bulk tests; --rr, --transfers, --raw and --iperf3 run on asio");
 }

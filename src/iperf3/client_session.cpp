@@ -32,6 +32,7 @@ constexpr auto kDrainLimit = 5s;        // for the server's streams to close aft
 constexpr auto kSenderStopLimit = 5s;   // for our senders to stop after the window
 constexpr auto kForever = std::chrono::hours(24 * 365);
 constexpr auto kReaderGrace = 5ms;      // for the server's reader to take what its kernel holds
+constexpr auto kUdpReaderGrace = 50ms;  // ... its UDP sockets' datagrams
 
 Params params_from(const config::Config& config) {
   const spec::TestSpec& spec = config.spec;
@@ -48,7 +49,30 @@ Params params_from(const config::Config& config) {
   params.nodelay = spec.no_delay;
   params.congestion = spec.congestion;
   params.client_version = std::string("testio-") + TESTIO_VERSION;
+  if (spec.is("udp")) {
+    params.udp = true;
+    params.bandwidth = static_cast<std::uint64_t>(spec.rate_bps);  // per stream; 0 = unpaced (-b 0)
+  }
   return params;
+}
+
+// iperf3's UDP stream set-up: a socket connected to the server's port says it is there in four
+// bytes, and the server answers from the socket it connected back to this one.
+asio::awaitable<asio::ip::udp::socket> open_udp_stream(const tcp::endpoint& server, const spec::TestSpec& spec) {
+  asio::ip::udp::socket socket(co_await asio::this_coro::executor);
+  const asio::ip::udp::endpoint to(server.address(), server.port());
+  socket.open(to.protocol());
+  if (spec.window) (void)net::set_socket_buffers(socket.native_handle(), spec.window);
+  socket.connect(to);
+  const std::uint32_t hello = kUdpConnectMessage;  // host order, as iperf3 writes it
+  socket.send(asio::buffer(&hello, sizeof(hello)));
+  std::uint32_t answer = 0;
+  const std::size_t got = co_await control::within(socket.async_receive(asio::buffer(&answer, sizeof(answer)),
+                                                                        asio::use_awaitable),
+                                                   kHandshakeLimit, "waiting for the iperf3 server's UDP answer");
+  if (got != sizeof(answer) || (answer != kUdpConnectReply && answer != kLegacyUdpConnectReply))
+    throw ProtocolError("the iperf3 server answered a UDP stream with something else than its reply");
+  co_return socket;
 }
 
 // The test's window: the deadline of a timed test, or every byte of a counted one sent and received.
@@ -78,7 +102,9 @@ asio::awaitable<void> settle(const DataStreams& streams) {
     timer.expires_after(1ms);
     co_await timer.async_wait(asio::use_awaitable);
   }
-  timer.expires_after(kReaderGrace);
+  // UDP has no acknowledgement to wait for: the server's reader gets a moment more to take what
+  // its socket holds (a datagram in flight at TEST_END is lost to an iperf3 server).
+  timer.expires_after(streams.udp() ? kUdpReaderGrace : kReaderGrace);
   co_await timer.async_wait(asio::use_awaitable);
 }
 
@@ -108,6 +134,7 @@ class Iperf3Test {
  private:
   asio::awaitable<void> exchange_params();
   asio::awaitable<void> open_streams();
+  asio::awaitable<void> await_test_running();
   asio::awaitable<void> run_window();
   asio::awaitable<void> exchange_results();
   int report();
@@ -160,6 +187,17 @@ asio::awaitable<void> Iperf3Test::open_streams() {
     if (!clamped.empty()) clamp_warning = clamped;
   };
   const std::vector<tcp::endpoint> server_only{server_};
+  if (params_.udp) {
+    std::vector<asio::ip::udp::socket> flows;
+    for (std::uint32_t i = 0; i < connections; ++i) {
+      asio::ip::udp::socket flow = co_await open_udp_stream(server_, spec);
+      flows.push_back(std::move(flow));
+    }
+    streams_.emplace(co_await asio::this_coro::executor, std::move(flows), workloads::Side::client, spec,
+                     workloads::udp::Wire::iperf3_32);
+    co_await await_test_running();
+    co_return;
+  }
   std::vector<tcp::socket> sockets;
   for (std::uint32_t i = 0; i < connections; ++i) {
     tcp::socket socket = co_await session::connect_any(server_only, config_, tune);
@@ -170,6 +208,10 @@ asio::awaitable<void> Iperf3Test::open_streams() {
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
   // A counted test splits -n over the streams of each direction, as iperf3 counts it per side.
   streams_.emplace(co_await asio::this_coro::executor, std::move(sockets), workloads::Side::client, spec);
+  co_await await_test_running();
+}
+
+asio::awaitable<void> Iperf3Test::await_test_running() {
   State state = co_await control_->read_state(kHandshakeLimit, "waiting for TEST_START");
   expect_state(state, State::test_start, "after the streams");
   state = co_await control_->read_state(kHandshakeLimit, "waiting for TEST_RUNNING");
@@ -246,7 +288,9 @@ int Iperf3Test::report() {
             stats::summarize(report.receiver.totals).failed_streams == 0;
     (local_sends ? forward : reverse) = std::move(report);
   }
-  reporter_.end(session::final_report(std::move(forward), std::move(reverse)));
+  report::TestReport whole = session::final_report(std::move(forward), std::move(reverse));
+  streams_->add_to_report(whole);
+  reporter_.end(whole);
   if (!clean) spdlog::error("some connections ended with an error");
   return (clean && !interruption_.signal) ? 0 : 1;
 }

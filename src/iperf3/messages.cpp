@@ -60,6 +60,7 @@ Params parse_params(std::string_view body, const spec::Limits& limits) {
   Params params;
   params.udp = flag(message, "udp");
   params.sctp = flag(message, "sctp");
+  params.udp_counters_64bit = flag(message, "udp_counters_64bit");
   params.omit_s = number(message, "omit", limits.max_duration_s, 0);
   params.time_s = number(message, "time", limits.max_duration_s, 10);
   params.bytes = whole(message, "num", 1e18, 0);
@@ -84,7 +85,7 @@ Params parse_params(std::string_view body, const spec::Limits& limits) {
 }
 
 std::string to_json(const Params& params) {
-  json message = {{"tcp", true}, {"omit", params.omit_s}, {"time", params.time_s}, {"num", params.bytes},
+  json message = {{params.udp ? "udp" : "tcp", true}, {"omit", params.omit_s}, {"time", params.time_s}, {"num", params.bytes},
                   {"blockcount", params.blocks}, {"parallel", params.parallel}, {"len", params.len}};
   // iperf3 clients send whole seconds as integers; some servers read them with valueint.
   if (params.omit_s == std::floor(params.omit_s)) message["omit"] = static_cast<std::int64_t>(params.omit_s);
@@ -95,6 +96,8 @@ std::string to_json(const Params& params) {
   if (params.reverse) message["reverse"] = true;
   if (params.bidirectional) message["bidirectional"] = true;
   if (!params.congestion.empty()) message["congestion"] = params.congestion;
+  if (params.udp && params.bandwidth) message["bandwidth"] = params.bandwidth;  // absent: unpaced
+  if (params.udp_counters_64bit) message["udp_counters_64bit"] = 1;
   message["client_version"] = params.client_version;
   return message.dump();
 }
@@ -127,6 +130,9 @@ Results parse_results(std::string_view body, const std::vector<std::int32_t>& id
     if (has(entry, "retransmits") && entry["retransmits"].is_number()) stream.retransmits = entry["retransmits"].get<std::int64_t>();
     stream.start_s = number(entry, "start_time", 1e9, 0);
     stream.end_s = number(entry, "end_time", 1e9, 0);
+    stream.jitter_s = number(entry, "jitter", 3600, 0);
+    stream.errors = whole(entry, "errors", 1e19, 0);
+    stream.packets = whole(entry, "packets", 1e19, 0);
     results.streams.push_back(stream);
   }
   return results;
@@ -136,7 +142,8 @@ std::string to_json(const Results& results) {
   json streams = json::array();
   for (const StreamResult& stream : results.streams)
     streams.push_back({{"id", stream.id}, {"bytes", stream.bytes}, {"retransmits", stream.retransmits},
-                       {"jitter", 0}, {"errors", 0}, {"packets", 0}, {"start_time", stream.start_s},
+                       {"jitter", stream.jitter_s}, {"errors", stream.errors}, {"packets", stream.packets},
+                       {"start_time", stream.start_s},
                        {"end_time", stream.end_s}});
   json message = {{"cpu_util_total", results.cpu_total}, {"cpu_util_user", results.cpu_user},
                   {"cpu_util_system", results.cpu_system}, {"sender_has_retransmits", results.sender_has_retransmits},

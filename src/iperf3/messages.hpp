@@ -14,7 +14,8 @@
 namespace testio::iperf3 {
 
 struct Params {
-  bool udp = false;             // or SCTP: neither is supported by this side
+  bool udp = false;             // -u; SCTP is not supported by this side
+  bool udp_counters_64bit = false;
   bool sctp = false;
   double omit_s = 0;
   double time_s = 10;
@@ -28,7 +29,7 @@ struct Params {
   bool reverse = false;
   bool bidirectional = false;
   std::string congestion;
-  std::uint64_t bandwidth = 0;  // -b, bits/s: testio does not pace its own sending
+  std::uint64_t bandwidth = 0;  // -b, bits/s per stream: UDP's pace (testio paces no TCP for iperf3)
   bool authenticated = false;   // the client sent an RSA token; this side does not check them
   std::string client_version;
 
@@ -49,6 +50,11 @@ struct StreamResult {
   std::int64_t retransmits = -1;  // -1 unless this side sent on the stream and read TCP_INFO
   double start_s = 0;
   double end_s = 0;
+  // UDP: a receiver's jitter (seconds) and lost datagrams ("errors"); "packets" is a sender's
+  // count, a receiver's highest sequence number.
+  double jitter_s = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t packets = 0;
 };
 
 struct Results {

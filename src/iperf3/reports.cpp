@@ -28,6 +28,12 @@ report::TestReport direction_report(report::StartInfo start, const DirectionResu
     stats::StreamFigures figures;
     if (found != peer.streams.end()) {
       figures.bytes = found->bytes;
+      // UDP: a sending peer's datagrams; a receiving peer's distinct ones, its gaps, its jitter.
+      figures.udp.datagrams = local_sends ? found->packets - std::min(found->packets, found->errors) : found->packets;
+      if (local_sends) {
+        figures.udp.lost = found->errors;
+        figures.udp.jitter_s = found->jitter_s;
+      }
       figures.start_s = found->start_s;
       figures.end_s = found->end_s > found->start_s ? found->end_s : local.side.wall_s;
     } else {

@@ -29,11 +29,18 @@ using namespace std::chrono_literals;
 struct ServerTest {
   Cookie cookie{};
   std::string peer;
+  asio::ip::address peer_address, local_address;  // the control connection's ends
   bool gathering = false;     // between CREATE_STREAMS and the last stream
   bool reported = false;      // the reporter has been given the start
+  bool udp = false;
   std::uint32_t expected = 0;
   std::vector<tcp::socket> sockets;
+  std::vector<asio::ip::udp::socket> udp_sockets;  // -u: each stream's, connected to the client
+  std::optional<asio::any_io_executor> executor;    // where the UDP sockets are made
   std::shared_ptr<engines::CompletionLatch> all_arrived;
+  std::uint32_t arrived() const noexcept {
+    return static_cast<std::uint32_t>(udp ? udp_sockets.size() : sockets.size());
+  }
 };
 
 namespace {
@@ -157,6 +164,9 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   ServerTest test;
   test.cookie = cookie;
   test.peer = peer;
+  asio::error_code unknown;
+  test.peer_address = socket.remote_endpoint(unknown).address();
+  test.local_address = socket.local_endpoint(unknown).address();
   tests_.emplace(cookie, &test);
   Control control(std::move(socket));
   bool succeeded = false;
@@ -180,6 +190,34 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   co_return succeeded;
 }
 
+// iperf3's UDP stream says it is there with four bytes (its UDP_CONNECT_MSG, in the client's
+// byte order); the server connects a socket of the same port to it and answers from that socket.
+bool Iperf3Clients::take_datagram(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from,
+                                  std::uint16_t port) {
+  (void)data;  // iperf3's own server does not read it either
+  if (size != kUdpConnectBytes) return false;
+  for (auto& [cookie, test] : tests_) {
+    if (!test->udp || !test->gathering || test->arrived() >= test->expected || test->peer_address != from.address())
+      continue;
+    try {
+      asio::ip::udp::socket socket(*test->executor);
+      const asio::ip::udp::endpoint local(test->local_address, port);
+      socket.open(local.protocol());
+      socket.set_option(asio::socket_base::reuse_address(true));
+      socket.bind(local);
+      socket.connect(from);
+      const std::uint32_t reply = kUdpConnectReply;  // host order, as iperf3 writes it
+      socket.send(asio::buffer(&reply, sizeof(reply)));
+      test->udp_sockets.push_back(std::move(socket));
+      test->all_arrived->count_down();
+    } catch (const std::system_error& error) {
+      spdlog::warn("an iperf3 UDP stream from {} could not be taken: {}", test->peer, error.code().message());
+    }
+    return true;
+  }
+  return false;
+}
+
 // The test as testio runs this side of it: the spec of the bulk streams iperf3's parameters ask for.
 spec::TestSpec spec_of(const Params& params, const config::Config& config) {
   spec::TestSpec spec;
@@ -196,6 +234,12 @@ spec::TestSpec spec_of(const Params& params, const config::Config& config) {
   spec.recv_mode = config.spec.recv_mode;
   spec.congestion = params.congestion;
   spec.no_delay = params.nodelay;
+  if (params.udp) {
+    spec.workload = "udp";
+    spec.rate_bps = static_cast<double>(params.bandwidth);  // per stream; absent: unpaced, as iperf3's -b 0
+    spec.recv_mode = spec::RecvMode::recv_into;
+    spec.udp = config.spec.udp;  // this server's fast paths (-u's defaults unless a profile changed them)
+  }
   return spec;
 }
 
@@ -210,8 +254,16 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
   start.spec.no_delay = false;
   for (tcp::socket& socket : test.sockets) session::note_connection(start, socket);
   const SocketOptions options{params.window, params.nodelay, params.congestion};
-  DataStreams streams(co_await asio::this_coro::executor, std::move(test.sockets), workloads::Side::server, spec,
-                      options);
+  const workloads::udp::Wire wire =
+      params.udp_counters_64bit ? workloads::udp::Wire::iperf3_64 : workloads::udp::Wire::iperf3_32;
+  // Named locals, not a conditional around co_await (GCC 12: docs/architecture.md, decisions).
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  std::optional<DataStreams> made;
+  if (params.udp)
+    made.emplace(executor, std::move(test.udp_sockets), workloads::Side::server, spec, wire, options);
+  else
+    made.emplace(executor, std::move(test.sockets), workloads::Side::server, spec, options);
+  DataStreams& streams = *made;
   for (const std::string& warning : streams.warnings()) spdlog::warn("{}", warning);
   co_await run_streams(control, test, params, streams, start);
   const Results client = co_await exchange_results(control, test, params, streams);
@@ -235,12 +287,11 @@ asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServerT
     co_await control.write_error(kErrorReceiveParams);
     throw ProtocolError(invalid);
   }
-  if (params.udp || params.sctp) {
+  if (params.sctp) {
     co_await control.write_error(kErrorNotImplemented);
-    throw ProtocolError(std::string("the iperf3 client asked for ") + (params.udp ? "UDP" : "SCTP") +
-                        ", which testio does not serve (TCP only)");
+    throw ProtocolError("the iperf3 client asked for SCTP, which testio does not serve (TCP and UDP only)");
   }
-  if (params.bandwidth && (params.reverse || params.bidirectional)) {
+  if (params.bandwidth && !params.udp && (params.reverse || params.bidirectional)) {
     co_await control.write_error(kErrorNotImplemented);
     throw ProtocolError("the iperf3 client asked testio to pace its sending (-b), which it does not do");
   }
@@ -254,15 +305,17 @@ asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServerT
 // The client opens its streams one by one, each opening with the test's cookie.
 asio::awaitable<void> Iperf3Clients::gather_streams(Control& control, ServerTest& test, const Params& params) {
   test.expected = params.connections();
-  test.all_arrived = std::make_shared<engines::CompletionLatch>(co_await asio::this_coro::executor, test.expected);
+  test.udp = params.udp;
+  test.executor = co_await asio::this_coro::executor;
+  test.all_arrived = std::make_shared<engines::CompletionLatch>(*test.executor, test.expected);
   test.gathering = true;
   co_await control.write_state(State::create_streams);
   const bool arrived = co_await test.all_arrived->wait(kArrivalLimit);
   test.gathering = false;
   if (!arrived) {
     co_await control.write_error(kErrorStreamAccept);
-    throw ProtocolError(std::to_string(test.sockets.size()) + " of " + std::to_string(test.expected) +
-                        " iperf3 data connections arrived within 10 s");
+    throw ProtocolError(std::to_string(test.arrived()) + " of " + std::to_string(test.expected) +
+                        (test.udp ? " iperf3 UDP streams" : " iperf3 data connections") + " arrived within 10 s");
   }
 }
 
@@ -296,9 +349,12 @@ asio::awaitable<Results> Iperf3Clients::exchange_results(Control& control, Serve
   std::string client_body =
       co_await control.read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 client's results");
   Results client = parse_results(client_body, stream_ids(test.expected));
-  const bool counted = co_await counted_everything(streams, client, params.omit_s > 0, kDrainLimit);
-  if (!counted)
+  if (streams.udp()) {
+    // Datagrams lost on the way never come: the receivers end once their flows fall quiet.
+    if (streams.receives_any()) co_await streams.receivers_done().wait(kDrainLimit);
+  } else if (!co_await counted_everything(streams, client, params.omit_s > 0, kDrainLimit)) {
     spdlog::warn("the iperf3 client from {} reports more bytes sent than arrived here", test.peer);
+  }
   co_await streams.senders_done().wait(kDrainLimit);
   streams.finish(&client);
   streams.stop();
@@ -325,7 +381,9 @@ bool Iperf3Clients::report(const DataStreams& streams, const report::StartInfo& 
     clean = clean && stats::summarize(local.side.streams).failed_streams == 0;
     (local_sends ? reverse : forward) = direction_report(start, local, local_sends, client);
   }
-  reporter_.end(session::final_report(std::move(forward), std::move(reverse)));
+  report::TestReport whole = session::final_report(std::move(forward), std::move(reverse));
+  streams.add_to_report(whole);
+  reporter_.end(whole);
   return clean;
 }
 

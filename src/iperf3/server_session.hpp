@@ -24,6 +24,8 @@ class Iperf3Clients final : public session::ForeignClients {
   asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket, std::array<unsigned char, 4> first,
                                              session::TestSlots& slots,
                                              std::chrono::steady_clock::duration handshake_limit) override;
+  bool take_datagram(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from,
+                     std::uint16_t port) override;
 
  private:
   // The test's steps, in the order run_test() takes them.

@@ -8,6 +8,7 @@
 
 #include "net/socket_options.hpp"
 #include "workloads/bulk/bulk.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::iperf3 {
 namespace {
@@ -50,6 +51,28 @@ DataStreams::DataStreams(asio::any_io_executor control, std::vector<tcp::socket>
     apply_options(sockets[i], options, warnings_);
     if (layout().sends_on(local_, i)) send_fds_.push_back(sockets[i].native_handle());
     streams_.add(*side_, i, std::move(sockets[i]));
+  }
+  streams_.start();
+}
+
+DataStreams::DataStreams(asio::any_io_executor control, std::vector<asio::ip::udp::socket> sockets,
+                         workloads::Side local, const spec::TestSpec& spec, workloads::udp::Wire wire,
+                         const SocketOptions& options)
+    : local_(local),
+      udp_(true),
+      side_(workloads::udp::make_side(local, spec, wire)),
+      streams_(control, side_->layout(),
+               spec::effective_threads(spec.threads, static_cast<std::uint32_t>(sockets.size())), {}, spec) {
+  for (std::uint32_t i = 0; i < sockets.size(); ++i) {
+    if (options.window) {
+      std::string clamped = net::clamp_warning(net::set_socket_buffers(sockets[i].native_handle(), options.window));
+      if (!clamped.empty() && warnings_.empty()) warnings_.push_back(clamped);
+    }
+    streams_.add(*side_, i, std::nullopt);
+    engines::Worker& worker = streams_.worker_for(i);
+    const asio::ip::udp protocol = sockets[i].local_endpoint().protocol();  // before release()
+    std::string refused = side_->route_flow(i, asio::ip::udp::socket(worker.context(), protocol, sockets[i].release()), worker);
+    if (!refused.empty()) warnings_.push_back(refused);
   }
   streams_.start();
 }
@@ -132,7 +155,14 @@ Results DataStreams::results() const {
       stream.bytes = figures.bytes;
       stream.start_s = figures.start_s;
       stream.end_s = figures.end_s;
-      if (sending) {
+      // UDP as iperf3 counts it: a sender its datagrams; a receiver its highest sequence number
+      // and the gaps below it.
+      stream.packets = figures.udp.datagrams + (sending ? 0 : figures.udp.lost);
+      if (!sending) {
+        stream.errors = figures.udp.lost;
+        stream.jitter_s = figures.udp.jitter_s;
+      }
+      if (sending && !udp_) {
         stats::TcpSummary tcp = stats::tcp_summary(direction->side.intervals, k);
         stream.retransmits = tcp.valid ? tcp.retransmits : -1;
         if (tcp.valid) results.sender_has_retransmits = 1;

@@ -12,11 +12,13 @@
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 
 #include "control/protocol.hpp"
 #include "iperf3/messages.hpp"
 #include "report/reporter.hpp"
 #include "session/test_streams.hpp"
+#include "workloads/udp/datagram.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::iperf3 {
@@ -42,7 +44,15 @@ class DataStreams {
   // first); `spec` says how many each way and how this side's streams send and read.
   DataStreams(asio::any_io_executor control, std::vector<asio::ip::tcp::socket> sockets, workloads::Side local,
               const spec::TestSpec& spec, const SocketOptions& options = {});
+  // -u: `sockets` connected to their peers by iperf3's UDP handshake, in the same order; `wire`:
+  // the datagrams' header (iperf3's 32- or 64-bit counters).
+  DataStreams(asio::any_io_executor control, std::vector<asio::ip::udp::socket> sockets, workloads::Side local,
+              const spec::TestSpec& spec, workloads::udp::Wire wire, const SocketOptions& options = {});
   ~DataStreams();
+
+  bool udp() const noexcept { return udp_; }
+  // The workload's part of the report (UDP: its fast paths and the host's counters).
+  void add_to_report(report::TestReport& report) const { side_->add_to_report(report); }
 
   // Socket options that failed to apply, one sentence each (a warning, not a failure).
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
@@ -88,6 +98,7 @@ class DataStreams {
   bool sending_forward() const noexcept { return local_ == workloads::Side::client; }
 
   workloads::Side local_;
+  bool udp_ = false;
   std::vector<std::string> warnings_;
   std::unique_ptr<workloads::TestSide> side_;
   session::TestStreams streams_;

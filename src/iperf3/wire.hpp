@@ -45,6 +45,14 @@ Cookie cookie_from(const unsigned char* bytes) noexcept;
 // few hundred bytes per stream.
 inline constexpr std::uint32_t kMaxParamsJson = 8192;
 inline constexpr std::uint32_t kMaxResultsJson = 1u << 20;
+// A UDP stream's set-up: the client's datagram and the server's answer, 4 bytes each, written as
+// native unsigned ints (so "9876" and "6789" on a little-endian host); older servers answered
+// 987654321.
+inline constexpr std::size_t kUdpConnectBytes = 4;
+inline constexpr std::uint32_t kUdpConnectMessage = 0x36373839;
+inline constexpr std::uint32_t kUdpConnectReply = 0x39383736;
+inline constexpr std::uint32_t kLegacyUdpConnectReply = 987654321;
+
 // iperf3's own limit on -P.
 inline constexpr std::uint32_t kMaxStreams = 128;
 

@@ -10,6 +10,7 @@
 
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 
 namespace testio::session {
 
@@ -34,6 +35,13 @@ class ForeignClients {
   virtual asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket,
                                                      std::array<unsigned char, 4> first, TestSlots& slots,
                                                      std::chrono::steady_clock::duration handshake_limit) = 0;
+  // A datagram on the server's UDP `port` that is no testio flow's hello (an iperf3 client's UDP
+  // stream saying it is there). True when taken.
+  virtual bool take_datagram(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from,
+                             std::uint16_t port) {
+    (void)data, (void)size, (void)from, (void)port;
+    return false;
+  }
 };
 
 }  // namespace testio::session

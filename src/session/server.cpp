@@ -80,7 +80,7 @@ Server::Server(asio::io_context& io, const config::Config& config, report::Repor
                   auto test = tests_.find(id);
                   return test == tests_.end() ? nullptr : test->second.get();
                 },
-                log_) {
+                foreign, log_) {
   slots_.max = config.limits.max_tests;
   if (!config.file.empty()) served_file_.emplace(config.file);
   if (!config.psk_file.empty()) {

@@ -15,8 +15,8 @@ namespace testio::session {
 using asio::ip::udp;
 
 UdpDoor::UdpDoor(asio::io_context& io, const asio::ip::tcp::endpoint& listening, const config::Config& config,
-                 const net::AccessList& allowed, FindTest find, LogLimiter& log)
-    : socket_(io), port_(listening.port()), allowed_(allowed), find_(std::move(find)), log_(log) {
+                 const net::AccessList& allowed, FindTest find, ForeignClients* foreign, LogLimiter& log)
+    : socket_(io), port_(listening.port()), allowed_(allowed), find_(std::move(find)), foreign_(foreign), log_(log) {
   const udp::endpoint endpoint(listening.address(), listening.port());
   try {
     socket_.open(endpoint.protocol());
@@ -50,7 +50,10 @@ asio::awaitable<void> UdpDoor::serve() {
 void UdpDoor::take(const unsigned char* data, std::size_t size, const udp::endpoint& from) {
   if (!allowed_.allows(from.address())) return stray(from, "not in --allow");
   std::optional<workloads::udp::FlowHello> hello = workloads::udp::read_hello(data, size, false);
-  if (!hello) return stray(from, "not a flow's hello");
+  if (!hello) {
+    if (foreign_ && foreign_->take_datagram(data, size, from, port_)) return;
+    return stray(from, "not a flow's hello");
+  }
   ServerTest* test = find_(hello->test_id);
   if (!test) return stray(from, "names no running test");
   std::string refusal = test->attach_flow(hello->stream, from, port_);

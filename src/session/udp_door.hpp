@@ -15,6 +15,7 @@
 
 #include "config/config.hpp"
 #include "net/access_list.hpp"
+#include "session/foreign_clients.hpp"
 #include "session/log_limiter.hpp"
 
 namespace testio::session {
@@ -25,9 +26,10 @@ class UdpDoor {
  public:
   using FindTest = std::function<ServerTest*(std::uint64_t id)>;
   // Opens the port beside `listening` (the TCP acceptor's endpoint). A port some other program
-  // holds leaves the server without UDP, said once; TCP tests go on.
+  // holds leaves the server without UDP, said once; TCP tests go on. A datagram that is no hello
+  // goes to `foreign` (iperf3's UDP streams), which may be null.
   UdpDoor(asio::io_context& io, const asio::ip::tcp::endpoint& listening, const config::Config& config,
-          const net::AccessList& allowed, FindTest find, LogLimiter& log);
+          const net::AccessList& allowed, FindTest find, ForeignClients* foreign, LogLimiter& log);
 
   bool open() const noexcept { return socket_.is_open(); }
   // Reads hellos until close().
@@ -43,6 +45,7 @@ class UdpDoor {
   std::uint16_t port_ = 0;
   const net::AccessList& allowed_;
   FindTest find_;
+  ForeignClients* foreign_;
   LogLimiter& log_;
   std::uint64_t strays_ = 0;
 };

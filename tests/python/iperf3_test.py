@@ -182,13 +182,27 @@ def iperf3_client_options_are_honoured():
 
 
 @test
-def iperf3_udp_is_refused_and_the_server_keeps_serving():
-    with Server() as server:
-        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-u", "-t", "1"], capture_output=True,
-                              text=True, timeout=30)
-        check(done.returncode != 0, f"iperf3 -u: exit {done.returncode}")
-        server.wait_log("which testio does not serve")
-        iperf3_client(server, "-t", "1")
+def iperf3_udp_clients_agree_with_the_testio_server():
+    """iperf3 -u against testio -s, each way, 32- and 64-bit counters: the received datagrams and
+    their loss as testio's server counted them are what the iperf3 client reports."""
+    with Server("--json-stream") as server:
+        for args in (["-b", "100M"], ["-b", "100M", "-R"], ["-b", "50M", "--bidir", "-P", "2"],
+                     ["-b", "100M", "--udp-counters-64bit", "-P", "3"], ["-b", "0", "-l", "1448"]):
+            report = iperf3_client(server, "-u", "-t", "1", *args)
+            end = report["end"]
+            label = " ".join(args)
+            check(end["sum"]["packets"] > 0 and end["sum_received"]["bytes"] > 0, f"{label}: {end['sum']}")
+            testio_end = testio_ends(server, 1)[0]
+            for key in ("sum_sent", "sum_received"):
+                check(testio_end[key]["bytes"] == end[key]["bytes"],
+                      f"{label} {key}: testio {testio_end[key]['bytes']} iperf3 {end[key]['bytes']}")
+            check(testio_end["sum"]["lost_packets"] >= 0 and "udp" in testio_end["testio"], f"{label}: no udp part")
+            if "-R" not in args and "--bidir" not in args:  # testio received: its gaps are iperf3's loss
+                counted = testio_end["sum_received"]["packets"] - testio_end["sum"]["lost_packets"]
+                check(end["sum"]["packets"] - end["sum"]["lost_packets"] == counted,
+                      f"{label}: iperf3 says {end['sum']}, testio {testio_end['sum']}")
+            server.out.truncate(0)
+        iperf3_client(server, "-t", "1")  # TCP after UDP
 
 
 @test
@@ -275,6 +289,31 @@ def testio_against_iperf3_forward_reverse_bidir():
                 check(0 < received <= sent, f"{args}: {sent} sent, {received} received")
                 counted = [stream["receiver"]["bytes"] for stream in end["streams"]]
                 check(all(counted), f"{args}: a stream iperf3 received nothing from: {counted}")
+
+
+@test
+def testio_udp_against_iperf3_each_way():
+    """testio -c --iperf3 -u against iperf3 -s: what iperf3 received (or sent) is what testio's
+    report says it did, and loss is never negative."""
+    for args in (["-b", "100M"], ["-b", "100M", "-R"], ["-b", "50M", "--bidir", "-P", "2"], ["-n", "4M", "-b", "200M"]):
+        with Iperf3Server() as stock:
+            done = testio_iperf3(stock.port, "-u", *(["-t", "1"] if "-n" not in args else []), *args)
+            theirs = stock.report()["end"]
+        label = " ".join(args)
+        ours = documents(done.stdout)
+        check(len(ours) == 1, f"{label}: {len(ours)} documents")
+        valid(ours[0], f"testio --iperf3 -u {label}")
+        end = ours[0]["end"]
+        udp = end["testio"]["udp"]
+        check(udp["lost_datagrams"] <= udp["sent_datagrams"] and end["sum"]["packets"] > 0, f"{label}: {udp}")
+        if "-R" in args:
+            check(end["sum_sent"]["bytes"] == theirs["sum_sent"]["bytes"],
+                  f"{label}: iperf3 sent {theirs['sum_sent']['bytes']}, testio says {end['sum_sent']['bytes']}")
+        else:
+            check(end["sum_received"]["bytes"] == theirs["sum_received"]["bytes"],
+                  f"{label}: iperf3 received {theirs['sum_received']['bytes']}, testio says {end['sum_received']['bytes']}")
+        if "-n" in args:
+            check(end["sum_sent"]["bytes"] == 4 * 1024 * 1024, f"{label}: sent {end['sum_sent']['bytes']}")
 
 
 @test

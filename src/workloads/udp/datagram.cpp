@@ -76,4 +76,33 @@ void write_iperf3_header(const DatagramHeader& header, bool counters_64bit, unsi
     write_be(header.sequence & 0xffffffffu, 4, out + 8);
 }
 
+std::size_t header_size(Wire wire) noexcept {
+  switch (wire) {
+    case Wire::iperf3_32: return kIperf3Header32;
+    case Wire::iperf3_64: return kIperf3Header64;
+    case Wire::testio: break;
+  }
+  return kTestioHeader;
+}
+
+void write_wire_header(Wire wire, const DatagramHeader& header, unsigned char* out) noexcept {
+  if (wire == Wire::testio) return write_header(header, out);
+  DatagramHeader counted = header;
+  ++counted.sequence;
+  write_iperf3_header(counted, wire == Wire::iperf3_64, out);
+}
+
+std::optional<DatagramHeader> read_wire_header(Wire wire, const unsigned char* data, std::size_t size,
+                                               std::uint64_t test_id, std::uint32_t stream) noexcept {
+  if (wire == Wire::testio) {
+    std::optional<DatagramHeader> header = read_header(data, size);
+    if (!header || header->test_id != test_id || header->stream != stream) return std::nullopt;
+    return header;
+  }
+  std::optional<DatagramHeader> header = read_iperf3_header(data, size, wire == Wire::iperf3_64);
+  if (!header || header->sequence == 0) return std::nullopt;
+  --header->sequence;
+  return header;
+}
+
 }  // namespace testio::workloads::udp

@@ -63,4 +63,15 @@ std::optional<FlowHello> read_hello(const unsigned char* data, std::size_t size,
 std::optional<DatagramHeader> read_iperf3_header(const unsigned char* data, std::size_t size, bool counters_64bit) noexcept;
 void write_iperf3_header(const DatagramHeader& header, bool counters_64bit, unsigned char* out) noexcept;
 
+// Whose datagrams a flow speaks: testio's, or iperf3's with 32- or 64-bit counters, which carry no
+// test or flow, count from 1 and end without a marker.
+enum class Wire { testio, iperf3_32, iperf3_64 };
+std::size_t header_size(Wire wire) noexcept;
+// `header.sequence` counts from 0 whatever the wire (iperf3's count is one more).
+void write_wire_header(Wire wire, const DatagramHeader& header, unsigned char* out) noexcept;
+// One of flow `stream` of test `test_id`'s datagrams as `wire` reads it, its sequence from 0;
+// nullopt for a stray (too short, out of range, another test's or flow's, iperf3's count 0).
+std::optional<DatagramHeader> read_wire_header(Wire wire, const unsigned char* data, std::size_t size,
+                                               std::uint64_t test_id, std::uint32_t stream) noexcept;
+
 }  // namespace testio::workloads::udp

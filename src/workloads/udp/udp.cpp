@@ -20,8 +20,8 @@ constexpr std::uint32_t kMaxBatch = 1024;
 // One side's flows. Owner: the lifecycle, on the control thread; the flows belong to their workers.
 class UdpSide final : public TestSide {
  public:
-  UdpSide(Side side, const spec::TestSpec& spec)
-      : side_(side), spec_(spec), layout_(DirectionLayout::of(spec.direction, spec.connections)),
+  UdpSide(Side side, const spec::TestSpec& spec, Wire wire = Wire::testio)
+      : side_(side), spec_(spec), wire_(wire), layout_(DirectionLayout::of(spec.direction, spec.connections)),
         flows_(layout_.total(), nullptr), host_at_start_(net::read_udp_counters()) {}
 
   DirectionLayout layout() const override { return layout_; }
@@ -76,17 +76,19 @@ class UdpSide final : public TestSide {
     settings.batch = spec_.udp.batch;
     settings.gso = spec_.udp.gso;
     settings.gro = spec_.udp.gro;
-    settings.connected = spec_.udp.connected || side_ == Side::server;
+    settings.connected = spec_.udp.connected || side_ == Side::server || wire_ != Wire::testio;
     settings.window = spec_.window;
     settings.rate_bps = spec_.rate_bps;
     settings.quota = stats::share_of_total(spec_.total_bytes, layout_.count(forward), layout_.index_in_direction(place.index));
     settings.test_id = place.test_id;
     settings.stream = place.index;
+    settings.wire = wire_;
     return settings;
   }
 
   Side side_;
   spec::TestSpec spec_;
+  Wire wire_;
   DirectionLayout layout_;
   FastPaths paths_;
   std::vector<UdpFlow*> flows_;  // by index; owned by their workers, which outlive the routing
@@ -129,6 +131,10 @@ class Udp final : public Workload {
 const Workload& workload() {
   static const Udp udp;
   return udp;
+}
+
+std::unique_ptr<TestSide> make_side(Side side, const spec::TestSpec& spec, Wire wire) {
+  return std::make_unique<UdpSide>(side, spec, wire);
 }
 
 }  // namespace testio::workloads::udp

@@ -39,14 +39,22 @@ UdpFlow::UdpFlow(StreamPlace& place, FlowSettings settings, FastPaths& paths)
 
 void UdpFlow::begin(const engines::TestClock& clock) {
   clock_ = clock;
+  begun_ = true;
   watch_for_peer();
-  if (client_ && prepare_socket()) say_hello(kHelloTries);
+  if (attached_) {  // iperf3's sessions hand the sockets over before the test begins
+    running_ = true;
+    run();
+  } else if (client_ && prepare_socket()) {
+    say_hello(kHelloTries);
+  }
 }
 
 void UdpFlow::attach(udp::socket socket) {
   if (closed_ || finished_) return;
   socket_ = std::move(socket);
   if (!prepare_socket()) return;
+  attached_ = true;
+  if (!begun_) return;
   running_ = true;
   run();
 }

@@ -18,6 +18,7 @@
 #include "engines/stream_task.hpp"
 #include "stats/counters.hpp"
 #include "stats/udp_sequence.hpp"
+#include "workloads/udp/datagram.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::workloads::udp {
@@ -34,6 +35,7 @@ struct FlowSettings {
   std::uint64_t quota = 0;      // -n: the bytes this flow sends; 0 = until the window ends
   std::uint64_t test_id = 0;
   std::uint32_t stream = 0;     // the flow's number in the test
+  Wire wire = Wire::testio;     // iperf3's: no hello, no end marker (its session sets the socket up)
 };
 
 // A side's record of the fast paths its flows had to give up, each said once. Flows write it on
@@ -96,6 +98,8 @@ class UdpFlow : public engines::StreamTask {
   bool client_ = false;
   bool finished_ = false;
   bool running_ = false;
+  bool begun_ = false;
+  bool attached_ = false;
   asio::steady_timer watchdog_;  // ends a flow whose peer never arrived or went silent
 };
 

@@ -33,7 +33,7 @@ double realtime_s() noexcept {
 }  // namespace
 
 std::size_t receive_slot(const FlowSettings& settings) noexcept {
-  return settings.gro ? kGroSlot : std::max(settings.datagram, kTestioHeader);
+  return settings.gro ? kGroSlot : std::max(settings.datagram, header_size(settings.wire));
 }
 
 UdpReceiver::UdpReceiver(StreamPlace& place, FlowSettings settings, FastPaths& paths, unsigned char* scratch)
@@ -54,8 +54,7 @@ void UdpReceiver::run() {
 }
 
 bool UdpReceiver::take_early(const unsigned char* data, std::size_t size) {
-  std::optional<DatagramHeader> header = read_header(data, size);
-  if (!header || header->test_id != settings_.test_id || header->stream != settings_.stream) return false;
+  if (!read_wire_header(settings_.wire, data, size, settings_.test_id, settings_.stream)) return false;
   take_datagram(data, size, realtime_s());
   publish();
   return true;
@@ -114,8 +113,8 @@ void UdpReceiver::take_message(const mmsghdr& message, double now_s) {
 }
 
 void UdpReceiver::take_datagram(const unsigned char* data, std::size_t size, double now_s) {
-  std::optional<DatagramHeader> header = read_header(data, size);
-  if (!header || header->test_id != settings_.test_id || header->stream != settings_.stream) {
+  std::optional<DatagramHeader> header = read_wire_header(settings_.wire, data, size, settings_.test_id, settings_.stream);
+  if (!header) {
     ++strays_;
     return;
   }

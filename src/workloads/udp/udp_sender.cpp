@@ -78,9 +78,10 @@ void UdpSender::run() {
 std::size_t UdpSender::size_of(std::uint64_t sequence) const noexcept {
   if (!total_datagrams_ || sequence + 2 < total_datagrams_) return settings_.datagram;
   const std::size_t last = static_cast<std::size_t>(settings_.quota - (total_datagrams_ - 1) * settings_.datagram);
-  const bool short_last = last < kTestioHeader && total_datagrams_ > 1;
-  if (sequence + 1 == total_datagrams_) return short_last ? kTestioHeader : last;
-  return short_last ? settings_.datagram - (kTestioHeader - last) : settings_.datagram;
+  const std::size_t header = header_size(settings_.wire);
+  const bool short_last = last < header && total_datagrams_ > 1;
+  if (sequence + 1 == total_datagrams_) return short_last ? header : last;
+  return short_last ? settings_.datagram - (header - last) : settings_.datagram;
 }
 
 std::uint64_t UdpSender::due_by(engines::Clock::time_point now) const noexcept {
@@ -103,7 +104,7 @@ std::size_t UdpSender::lay_out(std::uint64_t datagrams, double now_s) {
     std::size_t bytes = 0;
     for (std::uint32_t k = 0; k < segments_ && sequence < sent_ + datagrams; ++k) {
       const std::size_t size = size_of(sequence);
-      write_header(header_at(now_s, sequence++, settings_), start + bytes);
+      write_wire_header(settings_.wire, header_at(now_s, sequence++, settings_), start + bytes);
       bytes += size;
       if (size < settings_.datagram) break;  // a short datagram ends its GSO send
     }
@@ -188,7 +189,7 @@ void UdpSender::give_up_gso() {
 }
 
 void UdpSender::send_end_markers(unsigned left) {
-  if (left == 0 || closed_) {
+  if (left == 0 || closed_ || settings_.wire != Wire::testio) {  // iperf3's flows end on TEST_END alone
     finish(false);
     return;
   }
