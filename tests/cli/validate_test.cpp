@@ -27,6 +27,28 @@ std::string usage_error(std::vector<std::string> args) {
   return "";
 }
 
+TEST(Options, UdpTakesIperf3sDefaultsAndItsOwnRules) {
+  config::Config config = parse({"-c", "host", "-u"}).config;
+  EXPECT_EQ(config.spec.workload, "udp");
+  EXPECT_EQ(config.spec.buffer, spec::kDefaultDatagram);
+  EXPECT_DOUBLE_EQ(config.spec.rate_bps, spec::kDefaultUdpRate);
+  EXPECT_TRUE(config.spec.udp.gso && config.spec.udp.gro && config.spec.udp.connected);
+  config = parse({"-c", "host", "-u", "-b", "0", "-l", "9000", "--no-gso", "--batch", "4", "--no-connect"}).config;
+  EXPECT_DOUBLE_EQ(config.spec.rate_bps, 0);
+  EXPECT_EQ(config.spec.buffer, 9000u);
+  EXPECT_FALSE(config.spec.udp.gso);
+  EXPECT_EQ(config.spec.udp.batch, 4u);
+  EXPECT_FALSE(config.spec.udp.connected);
+  EXPECT_NE(usage_error({"-c", "10.0.0.1", "-u", "-l", "65508"}).find("over IPv4"), std::string::npos);
+  EXPECT_NE(usage_error({"-c", "::1", "-u", "-l", "65528"}).find("65527 over IPv6"), std::string::npos);
+  EXPECT_EQ(usage_error({"-c", "::1", "-u", "-l", "65527"}), "");
+  EXPECT_NE(usage_error({"-c", "host", "-u", "-l", "31"}).find("at least 32"), std::string::npos);
+  EXPECT_NE(usage_error({"-c", "host", "--batch", "8"}).find("apply to -u tests"), std::string::npos);
+  EXPECT_NE(usage_error({"-c", "host", "-u", "--batch", "1025"}).find("1 to 1024"), std::string::npos);
+  EXPECT_NE(usage_error({"-c", "host", "-u", "--recv-mode", "trunc"}).find("TCP streams"), std::string::npos);
+  EXPECT_NE(usage_error({"-s", "-u"}).find("client option"), std::string::npos);
+}
+
 TEST(Options, ClientDefaults) {
   config::Config config = parse({"-c", "host"}).config;
   EXPECT_EQ(config.role, config::Role::client);

@@ -140,6 +140,33 @@ TEST(SideResultsMessage, RoundTripWithIntervalsAndStreamCount) {
   EXPECT_THROW(parse_side_results(to_json(results, "results"), "sender_done", 2), ProtocolError);
 }
 
+TEST(SideResultsMessage, UdpFiguresTravelInTotalsAndSamples) {
+  SideResults results;
+  results.streams.resize(2);
+  results.streams[0].udp = {1000, 7, 3, 2, 5, 1, 0.0000125};
+  stats::IntervalRecord record;
+  record.end_s = 1;
+  record.streams.resize(2);
+  record.streams[0].udp = {600, 4, 1, 0, 2, 0, 0.00002};
+  results.intervals.push_back(record);
+  const nlohmann::json message = to_json(results, "results");
+  EXPECT_FALSE(message["streams"][1].contains("udp"));            // a stream without datagrams reads as before
+  EXPECT_EQ(message["intervals"][0]["streams"][1].size(), 16u);  // a UDP test's samples all carry them
+  SideResults back = parse_side_results(message, "results", 2);
+  EXPECT_EQ(back.streams[0].udp.datagrams, 1000u);
+  EXPECT_EQ(back.streams[0].udp.lost, 7u);
+  EXPECT_EQ(back.streams[0].udp.socket_drops, 5u);
+  EXPECT_NEAR(back.streams[0].udp.jitter_s, 0.0000125, 1e-9);
+  EXPECT_EQ(back.intervals[0].streams[0].udp.datagrams, 600u);
+  EXPECT_EQ(back.intervals[0].streams[0].udp.lost, 4u);
+  nlohmann::json late = message;
+  late["streams"][0]["udp"]["out_of_order"] = 2000;  // more late datagrams than datagrams
+  EXPECT_THROW(parse_side_results(late, "results", 2), ProtocolError);
+  nlohmann::json short_sample = message;
+  short_sample["intervals"][0]["streams"][0].erase(12);
+  EXPECT_THROW(parse_side_results(short_sample, "results", 2), ProtocolError);
+}
+
 TEST(SideResultsMessage, HostileFieldsAreRejected) {
   SideResults results;
   results.streams.resize(1);

@@ -53,5 +53,48 @@ TEST(Datagram, Iperf3sThirtyTwoBitCounter) {
   EXPECT_EQ(read->usec, 20u);
 }
 
+TEST(Datagram, EndMarkerAndHelloRoundTrip) {
+  std::array<unsigned char, kTestioHeader> bytes{};
+  DatagramHeader last{1, 2, 1086, 3, 99};
+  last.end = true;
+  write_header(last, bytes.data());
+  const std::optional<DatagramHeader> read = read_header(bytes.data(), bytes.size());
+  ASSERT_TRUE(read);
+  EXPECT_TRUE(read->end);
+  EXPECT_EQ(read->sequence, 1086u);
+  std::array<unsigned char, kHelloSize> hello{};
+  write_hello({0xabcdef0123456789ull, 5}, false, hello.data());
+  const std::optional<FlowHello> said = read_hello(hello.data(), hello.size(), false);
+  ASSERT_TRUE(said);
+  EXPECT_EQ(said->test_id, 0xabcdef0123456789ull);
+  EXPECT_EQ(said->stream, 5u);
+  EXPECT_FALSE(read_hello(hello.data(), hello.size(), true));       // a hello is no answer
+  EXPECT_FALSE(read_hello(hello.data(), hello.size() - 1, false));  // nor a short one a hello
+}
+
+TEST(Datagram, WiresCountAsTheirToolsDo) {
+  std::array<unsigned char, kTestioHeader> bytes{};
+  const DatagramHeader first{7, 8, 0, 2, 42};
+  // iperf3's count starts at 1: testio's sequence 0 is its 1, and its 0 is a stray.
+  write_wire_header(Wire::iperf3_32, first, bytes.data());
+  EXPECT_EQ(bytes[11], 1);
+  std::optional<DatagramHeader> read = read_wire_header(Wire::iperf3_32, bytes.data(), kIperf3Header32, 0, 0);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->sequence, 0u);
+  bytes[11] = 0;
+  EXPECT_FALSE(read_wire_header(Wire::iperf3_32, bytes.data(), kIperf3Header32, 0, 0));
+  write_wire_header(Wire::iperf3_64, DatagramHeader{7, 8, 1ull << 40, 0, 0}, bytes.data());
+  read = read_wire_header(Wire::iperf3_64, bytes.data(), kIperf3Header64, 0, 0);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->sequence, 1ull << 40);
+  // testio's own wire: another test's or another flow's datagram is a stray.
+  write_wire_header(Wire::testio, first, bytes.data());
+  EXPECT_TRUE(read_wire_header(Wire::testio, bytes.data(), bytes.size(), 42, 2));
+  EXPECT_FALSE(read_wire_header(Wire::testio, bytes.data(), bytes.size(), 43, 2));
+  EXPECT_FALSE(read_wire_header(Wire::testio, bytes.data(), bytes.size(), 42, 1));
+  EXPECT_EQ(header_size(Wire::testio), kTestioHeader);
+  EXPECT_EQ(header_size(Wire::iperf3_32), kIperf3Header32);
+}
+
 }  // namespace
 }  // namespace testio::workloads::udp
