@@ -207,6 +207,7 @@ asio::awaitable<void> ServerTest::finish_streams() {
 // The server's own report: its figures, and the client's beside them.
 bool ServerTest::report(report::Reporter& reporter, control::DirectedResults client) {
   report::TestReport report = side_by_side(start_, layout_, Side::server, std::move(mine_), std::move(client));
+  side_->add_to_report(report);
   bool clean = true;
   for (const report::TestReport* direction : {static_cast<const report::TestReport*>(&report), report.bidir_reverse.get()})
     if (direction && (stats::summarize(direction->local().totals).failed_streams || !direction->mismatched_streams.empty()))
