@@ -112,6 +112,8 @@ class UdpSender final : public UdpFlow {
  private:
   void run() override;
   void send_some();
+  bool retry_later(int error);
+  void count_sent(std::size_t messages);
   std::size_t lay_out(std::uint64_t datagrams, double now_s);
   void give_up_gso();
   void send_end_markers(unsigned left);

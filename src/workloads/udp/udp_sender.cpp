@@ -26,6 +26,7 @@ constexpr unsigned kEndMarkers = 3;                // said three times, 10 ms ap
 constexpr auto kEndSpacing = 10ms;
 constexpr auto kQueueFullRetry = 100us;            // ENOBUFS: the device queue, which no wait reports
 constexpr double kPacingQuantumS = 1e-3;           // a paced sender sends what a millisecond holds at once
+constexpr int kCallsBeforeYield = 16;              // then the worker's other flows get their turn
 
 double realtime_s() noexcept {
   timespec now{};
@@ -121,71 +122,84 @@ std::size_t UdpSender::lay_out(std::uint64_t datagrams, double now_s) {
   return used;
 }
 
+// Up to kCallsBeforeYield calls, then the worker's other flows get their turn; a paced sender
+// waits for its next datagrams' time, a full socket for room.
 void UdpSender::send_some() {
-  if (closed_ || finished()) return;
-  const engines::Clock::time_point now = engines::Clock::now();
-  const bool quota_done = total_datagrams_ && sent_ >= total_datagrams_;
-  if (window_closed_ || now >= clock_.deadline || quota_done) {
-    send_end_markers(kEndMarkers);
-    return;
+  for (int call = 0; call < kCallsBeforeYield; ++call) {
+    if (closed_ || finished()) return;
+    const engines::Clock::time_point now = engines::Clock::now();
+    const bool quota_done = total_datagrams_ && sent_ >= total_datagrams_;
+    if (window_closed_ || now >= clock_.deadline || quota_done) {
+      send_end_markers(kEndMarkers);
+      return;
+    }
+    std::uint64_t want = messages_.size() * segments_;
+    if (total_datagrams_) want = std::min(want, total_datagrams_ - sent_);
+    if (datagram_ns_ > 0) {
+      const std::uint64_t due_total = due_by(now), due = due_total > sent_ ? due_total - sent_ : 0;
+      const std::uint64_t enough = std::min(quantum_, want);
+      if (due < enough) {
+        timer_.expires_at(std::min(due_time(sent_ + enough), clock_.deadline));
+        timer_.async_wait([this](const asio::error_code& error) {
+          if (!error) send_some();
+        });
+        return;
+      }
+      want = std::min(want, due);
+    }
+    const std::size_t messages = lay_out(want, realtime_s());
+    const int sent = ::sendmmsg(fd(), messages_.data(), static_cast<unsigned>(messages), MSG_DONTWAIT);
+    if (sent < 0) {
+      if (!retry_later(errno)) return;
+      continue;
+    }
+    count_sent(static_cast<std::size_t>(sent));
   }
-  std::uint64_t want = messages_.size() * segments_;
-  if (total_datagrams_) want = std::min(want, total_datagrams_ - sent_);
-  if (datagram_ns_ > 0) {
-    const std::uint64_t due_total = due_by(now), due = due_total > sent_ ? due_total - sent_ : 0;
-    const std::uint64_t enough = std::min(quantum_, want);
-    if (due < enough) {
-      timer_.expires_at(std::min(due_time(sent_ + enough), clock_.deadline));
-      timer_.async_wait([this](const asio::error_code& error) {
-        if (!error) send_some();
-      });
-      return;
-    }
-    want = std::min(want, due);
+  asio::post(context_, [this] { send_some(); });
+}
+
+// A send the kernel refused: true to go on at once; otherwise the sender waits (for room, for a
+// moment) or has failed.
+bool UdpSender::retry_later(int error) {
+  auto again = [this](const asio::error_code& failed) {
+    if (!failed) send_some();
+  };
+  if (error == EAGAIN || error == EWOULDBLOCK) {
+    socket_.async_wait(asio::ip::udp::socket::wait_write, again);
+    return false;
   }
-  const std::size_t messages = lay_out(want, realtime_s());
-  const int sent = ::sendmmsg(fd(), messages_.data(), static_cast<unsigned>(messages), MSG_DONTWAIT);
-  if (sent < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      socket_.async_wait(asio::ip::udp::socket::wait_write, [this](const asio::error_code& error) {
-        if (!error) send_some();
-      });
-      return;
-    }
-    if (errno == ENOBUFS || errno == ECONNREFUSED) {  // a full device queue; the peer's port closed (ICMP)
-      timer_.expires_after(kQueueFullRetry);
-      timer_.async_wait([this](const asio::error_code& error) {
-        if (!error) send_some();
-      });
-      return;
-    }
-    if ((errno == EIO || errno == EINVAL) && segments_ > 1) {
-      give_up_gso();
-      asio::post(context_, [this] { send_some(); });
-      return;
-    }
-    spdlog::error("UDP flow {}: sending failed: {}", settings_.stream + 1, std::strerror(errno));
-    finish(true);
-    return;
+  if (error == ENOBUFS || error == ECONNREFUSED) {  // a full device queue; the peer's port closed (ICMP)
+    timer_.expires_after(kQueueFullRetry);
+    timer_.async_wait(again);
+    return false;
   }
+  if ((error == EIO || error == EINVAL) && segments_ > 1) {
+    give_up_gso();
+    return true;
+  }
+  spdlog::error("UDP flow {}: sending failed: {}", settings_.stream + 1, std::strerror(error));
+  finish(true);
+  return false;
+}
+
+void UdpSender::count_sent(std::size_t messages) {
   std::uint64_t bytes = 0, datagrams = 0;
-  for (int i = 0; i < sent; ++i) {
-    bytes += messages_[static_cast<std::size_t>(i)].msg_len;
-    const std::size_t length = iovecs_[static_cast<std::size_t>(i)].iov_len;
-    datagrams += (length + settings_.datagram - 1) / settings_.datagram;
+  for (std::size_t i = 0; i < messages; ++i) {
+    bytes += messages_[i].msg_len;
+    datagrams += (iovecs_[i].iov_len + settings_.datagram - 1) / settings_.datagram;
   }
   sent_ += datagrams;
   counters_.record(bytes, clock_.since_start(engines::Clock::now()));
   stats::add_relaxed(counters_.datagrams, datagrams);
-  asio::post(context_, [this] { send_some(); });  // the worker's other flows get their turn
 }
 
 // The device cannot segment (EIO without checksum offload): one datagram per message from now on.
 void UdpSender::give_up_gso() {
+  const int error = errno;
   (void)net::enable_gso(fd(), 0);
   segments_ = 1;
   if (FastPaths::first(paths_.gso_refused))
-    spdlog::warn("UDP_SEGMENT sends fail on this path ({}): one datagram per send", std::strerror(errno));
+    spdlog::warn("UDP_SEGMENT sends fail on this path ({}): one datagram per send", std::strerror(error));
 }
 
 void UdpSender::send_end_markers(unsigned left) {
