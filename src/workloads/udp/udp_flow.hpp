@@ -126,6 +126,7 @@ class UdpSender final : public UdpFlow {
   std::uint64_t sent_ = 0;
   double datagram_ns_ = 0;             // the pace: nanoseconds per datagram; 0 = unpaced
   std::uint64_t quantum_ = 1;          // datagrams a paced sender waits to have due before it sends
+  std::uint64_t burst_ = 1;            // ... and the most it sends at once
   engines::Clock::time_point paced_from_;
   std::vector<unsigned char> buffer_;  // batch * segments datagrams, written in place
   std::vector<iovec> iovecs_;

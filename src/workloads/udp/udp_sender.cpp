@@ -25,7 +25,10 @@ constexpr std::size_t kMaxCallBytes = 256 * 1024;  // per call: bounds a flow's 
 constexpr unsigned kEndMarkers = 3;                // said three times, 10 ms apart: one may be lost
 constexpr auto kEndSpacing = 10ms;
 constexpr auto kQueueFullRetry = 100us;            // ENOBUFS: the device queue, which no wait reports
-constexpr double kPacingQuantumS = 1e-3;           // a paced sender sends what a millisecond holds at once
+// A paced sender sends what a millisecond holds at once, but never more than 64 KiB: a burst must
+// fit in a receiver's default buffer (208 KiB) with room to spare, or the pace itself makes loss.
+constexpr double kPacingQuantumS = 1e-3;
+constexpr std::size_t kMaxBurstBytes = 64 * 1024;
 constexpr int kCallsBeforeYield = 16;              // then the worker's other flows get their turn
 
 double realtime_s() noexcept {
@@ -59,7 +62,9 @@ UdpSender::UdpSender(StreamPlace& place, FlowSettings settings, FastPaths& paths
   if (settings_.rate_bps > 0) {
     datagram_ns_ = static_cast<double>(datagram) * 8 / settings_.rate_bps * 1e9;
     const double per_quantum = kPacingQuantumS * 1e9 / datagram_ns_;
-    quantum_ = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(per_quantum), 1, count * segments_);
+    const std::uint64_t burst = std::max<std::size_t>(kMaxBurstBytes / datagram, 1);
+    burst_ = std::min<std::uint64_t>(burst, count * segments_);
+    quantum_ = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(per_quantum), 1, burst_);
   }
 }
 
@@ -145,7 +150,7 @@ void UdpSender::send_some() {
         });
         return;
       }
-      want = std::min(want, due);
+      want = std::min({want, due, burst_});  // catching up, too, in bursts a receiver can hold
     }
     const std::size_t messages = lay_out(want, realtime_s());
     const int sent = ::sendmmsg(fd(), messages_.data(), static_cast<unsigned>(messages), MSG_DONTWAIT);
