@@ -6,6 +6,8 @@
 #include <cstring>
 #include <ctime>
 
+#include <sys/socket.h>
+
 #include <asio/post.hpp>
 #include <spdlog/spdlog.h>
 
@@ -23,6 +25,7 @@ constexpr int kCallsBeforeYield = 16;       // then the worker's other flows get
 constexpr auto kQuietCheck = 50ms;
 constexpr auto kQuietAfterEnd = 200ms;      // after the end marker: what is still missing is lost
 constexpr auto kQuietAfterPeerDone = 250ms; // after the client said it is done
+constexpr int kDefaultReceiveBuffer = 4 << 20;
 
 double realtime_s() noexcept {
   timespec now{};
@@ -45,6 +48,12 @@ UdpReceiver::UdpReceiver(StreamPlace& place, FlowSettings settings, FastPaths& p
       control_(settings.batch * net::kReceiveControlSpace) {}
 
 void UdpReceiver::run() {
+  // Without -w, room for a few milliseconds of bursts at 10 Gbit/s: a receiver descheduled for a
+  // moment then drops nothing. The kernel grants at most net.core.rmem_max (208 KiB unless raised).
+  if (!settings_.window) {
+    const int asked = kDefaultReceiveBuffer;
+    (void)::setsockopt(fd(), SOL_SOCKET, SO_RCVBUF, &asked, sizeof(asked));
+  }
   if (settings_.gro)
     if (std::string refused = net::enable_gro(fd()); !refused.empty() && FastPaths::first(paths_.gro_refused))
       spdlog::warn("{}: one datagram per receive", refused);
