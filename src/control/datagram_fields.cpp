@@ -3,6 +3,8 @@
 // other streams read as before.
 #include "control/datagram_fields.hpp"
 
+#include <algorithm>
+
 #include "control/json_fields.hpp"
 
 namespace testio::control {
@@ -22,6 +24,23 @@ json datagram_json(const stats::DatagramTally& tally) {
   return {{"datagrams", tally.datagrams},     {"lost", tally.lost},     {"out_of_order", tally.out_of_order},
           {"duplicates", tally.duplicates},   {"socket_drops", tally.socket_drops}, {"strays", tally.strays},
           {"jitter_ns", jitter_ns(tally)}};
+}
+
+json delay_json(const stats::DelayFigures& delay) {
+  return json::array({delay.p50_ns, delay.p90_ns, delay.p99_ns, delay.max_ns});
+}
+
+stats::DelayFigures parse_delay(const json& stream) {
+  auto udp = stream.find("udp");
+  if (udp == stream.end() || !udp->is_object() || !udp->contains("delay_ns")) return {};
+  const json& delay = (*udp)["delay_ns"];
+  if (!delay.is_array() || delay.size() != 4 || !std::all_of(delay.begin(), delay.end(), fields::is_count))
+    throw ProtocolError("field \"delay_ns\" must be [p50, p90, p99, max] in whole nanoseconds");
+  stats::DelayFigures figures{delay[0].get<std::uint64_t>(), delay[1].get<std::uint64_t>(), delay[2].get<std::uint64_t>(),
+                              delay[3].get<std::uint64_t>()};
+  if (!(figures.p50_ns <= figures.p90_ns && figures.p90_ns <= figures.p99_ns && figures.p99_ns <= figures.max_ns))
+    throw ProtocolError("field \"delay_ns\" must be in increasing order");
+  return figures;
 }
 
 stats::DatagramTally parse_datagrams(const json& stream) {

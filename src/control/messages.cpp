@@ -51,7 +51,9 @@ json to_json(const TestAccepted& accepted) {
           {"test_id", accepted.test_id},
           {"server_threads", accepted.server_threads},
           {"server_cpus", accepted.server_cpus},
-          {"server_version", accepted.server_version}};
+          {"server_version", accepted.server_version},
+          {"server_received_ns", accepted.server_received_ns},
+          {"server_clock_ns", accepted.server_clock_ns}};
 }
 
 TestAccepted parse_test_accepted(const json& message, const spec::Limits& limits) {
@@ -62,6 +64,8 @@ TestAccepted parse_test_accepted(const json& message, const spec::Limits& limits
       static_cast<std::uint32_t>(get_uint(message, "server_threads", 1, limits.max_threads));
   accepted.server_version = get_string(message, "server_version", 64);
   accepted.server_cpus = get_cpus(message, "server_cpus");
+  accepted.server_received_ns = get_optional_uint(message, "server_received_ns");
+  accepted.server_clock_ns = get_optional_uint(message, "server_clock_ns");
   return accepted;
 }
 

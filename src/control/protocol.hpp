@@ -102,6 +102,11 @@ struct TestAccepted {
   std::uint32_t server_threads = 1;
   std::vector<std::uint32_t> server_cpus;  // where its workers are pinned; empty = unpinned
   std::string server_version;
+  // The server's CLOCK_REALTIME when the request arrived and as it wrote this, in ns since the
+  // epoch (0: an older server): the client estimates the offset between the two clocks from them,
+  // as NTP does, for one-way delays.
+  std::uint64_t server_received_ns = 0;
+  std::uint64_t server_clock_ns = 0;
 };
 
 // What one side measured: sender_done (client) and results (server).

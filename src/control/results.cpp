@@ -49,6 +49,7 @@ json to_json(const SideResults& results, const char* type) {
     for (const auto& [name, value] : zero_copy_fields(stream))
       if (value) entry[name] = value;
     if (stream.udp.any()) entry["udp"] = datagram_json(stream.udp);
+    if (stream.udp.any() && stream.delay.any()) entry["udp"]["delay_ns"] = delay_json(stream.delay);
     streams.push_back(std::move(entry));
   }
   json intervals = json::array();
@@ -232,6 +233,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
     figures.failed = failed.get<bool>();
     parse_zero_copy_fields(stream, figures);
     figures.udp = parse_datagrams(stream);
+    figures.delay = parse_delay(stream);
     results.streams.push_back(figures);
   }
   const json& intervals = field(message, "intervals");
@@ -298,7 +300,7 @@ std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals
   // names too), and its digest; a sample of 9 numbers (16 for UDP) of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
   // of the message (CPU, cores for 1024 CPUs, the NICs' reason, the reverse direction's header).
   // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst.
-  constexpr std::uint64_t kStreamBytes = 512 + 160 + 7 * 40 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6;
+  constexpr std::uint64_t kStreamBytes = 512 + 160 + 7 * 40 + 100 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6;
   constexpr std::uint64_t kSampleBytes = 16 * 21 + 2;
   constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
   constexpr std::uint64_t kMessageBytes = 64 * 1024;

@@ -14,6 +14,7 @@
 #include "stats/histogram.hpp"
 #include "stats/core_spread.hpp"
 #include "stats/interval.hpp"
+#include "stats/peer_clock.hpp"
 #include "stats/summary.hpp"
 
 namespace testio::report {
@@ -37,6 +38,7 @@ struct StartInfo {
   unsigned client_threads = 0;
   unsigned server_threads = 0;      // 0 when the peer is plain
   bool plain_peer = false;          // --raw: the peer speaks no testio and sends no figures
+  stats::PeerClock peer_clock;      // client: how the two clocks relate (UDP's one-way delays)
   // Read back from the first data connection: what the kernel granted.
   std::uint64_t sndbuf_actual = 0;
   std::uint64_t rcvbuf_actual = 0;

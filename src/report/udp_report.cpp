@@ -1,6 +1,7 @@
 #include "report/udp_report.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "report/format.hpp"
 #include "util/units.hpp"
@@ -51,6 +52,26 @@ std::string shortfall(const TestReport& report, const stats::SideSummary& sent) 
                      util::format_rate(asked, 'a').c_str());
 }
 
+// The receivers' one-way delays, where this side knows how the two clocks relate (the client's
+// report): each percentile the worst flow's.
+std::optional<stats::DelayFigures> worst_delay(const TestReport& report, const std::vector<stats::StreamFigures>& received) {
+  if (!report.start.peer_clock.known()) return std::nullopt;
+  stats::DelayFigures worst;
+  for (const stats::StreamFigures& stream : received) {
+    worst.p50_ns = std::max(worst.p50_ns, stream.delay.p50_ns);
+    worst.p90_ns = std::max(worst.p90_ns, stream.delay.p90_ns);
+    worst.p99_ns = std::max(worst.p99_ns, stream.delay.p99_ns);
+    worst.max_ns = std::max(worst.max_ns, stream.delay.max_ns);
+  }
+  if (!worst.any()) return std::nullopt;
+  return worst;
+}
+
+json delay_json(const stats::DelayFigures& delay) {
+  return {{"p50", static_cast<double>(delay.p50_ns) / 1e3}, {"p90", static_cast<double>(delay.p90_ns) / 1e3},
+          {"p99", static_cast<double>(delay.p99_ns) / 1e3}, {"max", static_cast<double>(delay.max_ns) / 1e3}};
+}
+
 json testio_udp_json(const TestReport& report, const FlowLoss& sum, const std::vector<stats::StreamFigures>& sent,
                      const std::vector<stats::StreamFigures>& received) {
   const UdpSummary& udp = report.udp;
@@ -68,6 +89,12 @@ json testio_udp_json(const TestReport& report, const FlowLoss& sum, const std::v
               {"strays", sum.strays},
               {"sender_datagrams_per_call", per_call(sent)},
               {"receiver_datagrams_per_call", per_call(received)}};
+  if (std::optional<stats::DelayFigures> delay = worst_delay(report, received)) {
+    json one_way = delay_json(*delay);
+    one_way["clock"] = report.start.peer_clock.name();
+    one_way["error_bound_us"] = static_cast<double>(report.start.peer_clock.error_bound_ns) / 1e3;
+    out["one_way_delay_us"] = std::move(one_way);
+  }
   const std::string short_of = shortfall(report, stats::summarize(sent));
   out["rate_reached"] = short_of.empty();
   if (!short_of.empty()) out["rate_shortfall"] = short_of;
@@ -147,6 +174,8 @@ void add_udp_end_json(json& end, const TestReport& report) {
     add_loss(udp, flows[i]);
     udp["out_of_order"] = flows[i].out_of_order;
     udp["sender"] = report.start.local_is_sender;
+    if (report.start.peer_clock.known() && i < received.size() && received[i].delay.any())
+      udp["testio"] = {{"one_way_delay_us", delay_json(received[i].delay)}};
     stream["udp"] = std::move(udp);
   }
   json total = report.start.local_is_sender ? end["sum_sent"] : end["sum_received"];
@@ -188,6 +217,12 @@ std::string udp_text(const TestReport& report) {
                        udp.asked.batch, udp.asked.connected ? "connected" : "unconnected", per_call(sent),
                        per_call(received));
   if (sum.strays) lines += printf_text("udp: %llu stray datagrams ignored\n", static_cast<unsigned long long>(sum.strays));
+  if (std::optional<stats::DelayFigures> delay = worst_delay(report, received))
+    lines += printf_text("udp: one-way delay, the worst flow's (clock %s, within %.0f us): p50 %.1f, p90 %.1f, p99 %.1f, "
+                         "max %.1f us\n",
+                         report.start.peer_clock.name(), static_cast<double>(report.start.peer_clock.error_bound_ns) / 1e3,
+                         static_cast<double>(delay->p50_ns) / 1e3, static_cast<double>(delay->p90_ns) / 1e3,
+                         static_cast<double>(delay->p99_ns) / 1e3, static_cast<double>(delay->max_ns) / 1e3);
   if (udp.host_counted)
     lines += printf_text("udp: this host's counters moved by InDatagrams %llu, InErrors %llu, RcvbufErrors %llu, "
                          "SndbufErrors %llu\n",

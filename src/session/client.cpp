@@ -73,12 +73,8 @@ control::ServerHello hello_or_refusal(const nlohmann::json& message) {
 control::DirectedResults summary_of(const control::DirectedResults& results) {
   auto summary = [](const control::SideResults& side) {
     control::SideResults kept;
-    kept.streams = side.streams;
-    kept.cpu = side.cpu;
-    kept.wall_s = side.wall_s;
-    kept.congestion = side.congestion;
-    kept.digests = side.digests;
-    kept.cores = side.cores;
+    kept.streams = side.streams, kept.cpu = side.cpu, kept.wall_s = side.wall_s;
+    kept.congestion = side.congestion, kept.digests = side.digests, kept.cores = side.cores;
     return kept;
   };
   control::DirectedResults summarized;
@@ -175,6 +171,7 @@ class ClientTest {
   std::uint32_t spread_turn_ = 0;              // sending flows given a spread port so far
   control::TestAccepted accepted_;
   std::optional<TestStreams> streams_;
+  stats::PeerClock clock_;  // how the server's clock relates to this one's
   report::StartInfo start_;
   std::string clamp_warning_;
   bool stop_sent_ = false;
@@ -213,13 +210,16 @@ asio::awaitable<void> ClientTest::handshake() {
   spdlog::info("connected to {}", control_->peer());
   const control::ServerHello hello = hello_or_refusal(co_await read_before_start());
   const control::TestRequest request{spec_, threads_, TESTIO_VERSION, answer_challenge(hello, config_)};
+  const std::uint64_t asked_ns = stats::realtime_ns();
   co_await control_->write(control::to_json(request));
   nlohmann::json answer = co_await read_before_start();
+  const std::uint64_t answered_ns = stats::realtime_ns();
   try {
     accepted_ = control::parse_test_accepted(answer, config_.limits);
   } catch (const control::PeerError& refusal) {
     throw std::runtime_error(std::string("the server refused the test: ") + refusal.what());
   }
+  clock_ = clock_of(control_->socket(), asked_ns, accepted_, answered_ns);
 }
 
 // A frame of the handshake; a close before the test started says so, not that it "ended early".
@@ -236,7 +236,9 @@ asio::awaitable<nlohmann::json> ClientTest::read_before_start() {
 // opening their own once the test runs (transfers).
 asio::awaitable<void> ClientTest::open_streams() {
   streams_.emplace(co_await asio::this_coro::executor, layout_, threads_, spec_.cpus, spec_);
+  streams_->set_clock_offset(clock_.offset_ns);
   start_ = start_info(spec_, threads_, accepted_.server_threads, /*from_client=*/true);
+  start_.peer_clock = clock_;
   start_.peer = control::endpoint_text(server_);
   start_.connecting_host = config_.host;
   start_.connecting_port = config_.port;

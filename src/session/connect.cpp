@@ -86,4 +86,17 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
                            ": " + last_error);
 }
 
+stats::PeerClock clock_of(const asio::ip::tcp::socket& control, std::uint64_t asked_ns,
+                          const control::TestAccepted& accepted, std::uint64_t answered_ns) {
+  asio::error_code unknown;
+  const asio::ip::address local = control.local_endpoint(unknown).address();
+  const asio::ip::address server = control.remote_endpoint(unknown).address();
+  if (server.is_loopback() || server == local) {
+    stats::PeerClock shared;
+    shared.kind = stats::PeerClock::Kind::shared;
+    return shared;
+  }
+  return stats::PeerClock::estimated_from(asked_ns, accepted.server_received_ns, accepted.server_clock_ns, answered_ns);
+}
+
 }  // namespace testio::session

@@ -11,6 +11,8 @@
 #include <asio/ip/tcp.hpp>
 
 #include "config/config.hpp"
+#include "control/protocol.hpp"
+#include "stats/peer_clock.hpp"
 
 namespace testio::session {
 
@@ -36,5 +38,11 @@ asio::awaitable<asio::ip::tcp::socket> connect_any(const std::vector<asio::ip::t
                                                    const PrepareSocket& prepare = {},
                                                    std::uint16_t source_port = 0,
                                                    bool port_before_connect = false);
+
+// How the server's clock relates to this one's, over the control connection `control`: one clock
+// when the server is this host, else NTP's estimate from the request sent at `asked_ns` and the
+// answer `accepted` had at `answered_ns` (CLOCK_REALTIME).
+stats::PeerClock clock_of(const asio::ip::tcp::socket& control, std::uint64_t asked_ns,
+                          const control::TestAccepted& accepted, std::uint64_t answered_ns);
 
 }  // namespace testio::session

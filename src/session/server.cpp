@@ -1,5 +1,7 @@
 #include "session/server.hpp"
 
+#include "stats/peer_clock.hpp"
+
 #include <malloc.h>
 
 #include <array>
@@ -311,11 +313,13 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   std::string code = "failed";
   try {
     control::TestRequest request = co_await read_request(control);
+    const std::uint64_t arrived_ns = stats::realtime_ns();
     spdlog::info("test from {}: {}", peer, describe(request.spec));
     asio::error_code ignored;
     std::shared_ptr<ServerTest> test = admit(std::move(request), control.socket().remote_endpoint(ignored).address(),
                                              control.socket().local_endpoint(ignored).address());
     id = test->id();
+    test->note_request_arrival(arrived_ns);
     succeeded = co_await test->run(control, reporter_);
     spdlog::info("test from {} finished", peer);
   } catch (const control::PeerError& error) {

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "session/test_start.hpp"
+#include "stats/peer_clock.hpp"
 #include "workloads/udp/datagram.hpp"
 
 namespace testio::session {
@@ -121,6 +122,8 @@ asio::awaitable<void> ServerTest::accept(control::ControlChannel& control) {
   accepted.server_threads = threads_;
   accepted.server_cpus = cpus_;
   accepted.server_version = TESTIO_VERSION;
+  accepted.server_received_ns = request_arrived_ns_;
+  accepted.server_clock_ns = stats::realtime_ns();
   co_await control.write(control::to_json(accepted));
 }
 

@@ -40,6 +40,8 @@ class ServerTest {
   const asio::ip::address& peer() const noexcept { return peer_; }
   // The data connections its client opens: at once before the start, or one per slot at a time.
   std::uint32_t data_connections() const noexcept { return layout_.total(); }
+  // When the request arrived (CLOCK_REALTIME ns), for the client's estimate of the clocks' offset.
+  void note_request_arrival(std::uint64_t realtime_ns) noexcept { request_arrived_ns_ = realtime_ns; }
   void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
 
   // Data connection `index` arrived: gathered before the start, or routed to its slot while a
@@ -84,6 +86,7 @@ class ServerTest {
   report::StartInfo start_;
   control::DirectedResults mine_;
   std::uint32_t tests_beside_ = 0;
+  std::uint64_t request_arrived_ns_ = 0;
 };
 
 }  // namespace testio::session

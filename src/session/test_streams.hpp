@@ -49,6 +49,8 @@ class TestStreams {
            const asio::ip::tcp::endpoint& server = {}, const std::array<unsigned char, 24>& preamble = {},
            std::uint64_t test_id = 0);
 
+  // Client: the server's clock less this one's, as estimated; the streams made after get it.
+  void set_clock_offset(std::int64_t offset_ns) noexcept { clock_offset_ns_ = offset_ns; }
   void start() { pool_.start(); }
   void begin(const engines::TestClock& clock);
   // Ends every stream's window now, as its deadline would.
@@ -65,6 +67,7 @@ class TestStreams {
   DirectedMeasurement measurement_;
   std::optional<std::vector<std::string>> iface_stats_;
   bool rx_follow_ = false;
+  std::int64_t clock_offset_ns_ = 0;
   workloads::Side local_;
   std::array<std::shared_ptr<engines::CompletionLatch>, 2> done_;  // forward, reverse
   engines::WorkerPool pool_;  // last: its workers stop before the counters and latches go

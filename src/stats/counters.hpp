@@ -21,6 +21,12 @@ inline void add_relaxed(std::atomic<std::uint64_t>& counter, std::uint64_t amoun
 // value at the interval's end either way). A sender counts only `datagrams`; a receiver its
 // distinct datagrams, the sequence gaps (lost), late ones that filled a gap, repeats, the
 // datagrams its own socket's full buffer dropped (SO_RXQ_OVFL), and strays (not this flow's).
+// One-way delay of a flow's datagrams as its receiver saw them, in ns; all 0 when not measured.
+struct DelayFigures {
+  std::uint64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0;
+  bool any() const noexcept { return max_ns > 0; }
+};
+
 struct DatagramTally {
   std::uint64_t datagrams = 0;
   std::uint64_t lost = 0;
@@ -47,8 +53,8 @@ struct DatagramTally {
   }
 };
 
-// Cache-line aligned (two lines since the receive zero-copy and datagram counts): streams on
-// different threads never share a line.
+// Cache-line aligned (three lines since the receive zero-copy, datagram and delay figures):
+// streams on different threads never share a line.
 struct alignas(64) StreamCounters {
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> calls{0};       // read or write system calls that moved data
@@ -69,6 +75,11 @@ struct alignas(64) StreamCounters {
   std::atomic<std::uint64_t> socket_drops{0};
   std::atomic<std::uint64_t> strays{0};
   std::atomic<std::uint64_t> jitter_ns{0};
+  // A UDP receiver's one-way delay percentiles, written once as it ends (before `finished`).
+  std::atomic<std::uint64_t> delay_p50_ns{0};
+  std::atomic<std::uint64_t> delay_p90_ns{0};
+  std::atomic<std::uint64_t> delay_p99_ns{0};
+  std::atomic<std::uint64_t> delay_max_ns{0};
   std::atomic<bool> finished{false};         // EOF seen (receiver) or half-closed (sender)
   std::atomic<bool> failed{false};           // ended by an error rather than cleanly
 

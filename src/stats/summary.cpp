@@ -46,6 +46,8 @@ StreamFigures figures_from(const StreamCounters& counters, double window_start_s
   figures.recv_zerocopy_bytes = counters.recv_zerocopy_bytes.load(std::memory_order_relaxed);
   figures.recv_copied_bytes = counters.recv_copied_bytes.load(std::memory_order_relaxed);
   figures.udp = counters.datagram_snapshot();
+  figures.delay = {counters.delay_p50_ns.load(std::memory_order_relaxed), counters.delay_p90_ns.load(std::memory_order_relaxed),
+                   counters.delay_p99_ns.load(std::memory_order_relaxed), counters.delay_max_ns.load(std::memory_order_relaxed)};
   return figures;
 }
 

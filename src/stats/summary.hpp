@@ -24,6 +24,7 @@ struct StreamFigures {
   std::uint64_t recv_zerocopy_bytes = 0;
   std::uint64_t recv_copied_bytes = 0;
   DatagramTally udp{};  // a UDP flow's datagrams (absent on the wire: none)
+  DelayFigures delay{};  // a UDP receiver's one-way delays (absent: not measured)
 
   double seconds() const noexcept { return end_s > start_s ? end_s - start_s : 0; }
   double bytes_per_call() const noexcept {

@@ -36,6 +36,7 @@ struct StreamPlace {
   asio::ip::tcp::endpoint server;
   std::array<unsigned char, 24> preamble{};
   std::uint64_t test_id = 0;        // the id the server gave the test (a UDP flow's hello names it)
+  std::int64_t clock_offset_ns = 0; // client: the server's clock less this one's (UDP timestamps)
 };
 
 // How a test's data connections come about.

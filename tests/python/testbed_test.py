@@ -274,6 +274,8 @@ def udp_goodput_matches_a_200_mbit_link():
             print(f"# udp over tbf 200mbit, attempt {attempt}: capacity {capacity / 1e6:.2f} Mbit/s, testio "
                   f"{goodput / 1e6:.2f} ({(goodput / capacity - 1) * 100:+.2f}%), lost "
                   f"{document['end']['sum']['lost_percent']:.1f}%", flush=True)
+            delay = document["end"]["testio"]["udp"]["one_way_delay_us"]  # two namespaces: the offset estimated
+            check(delay["clock"] == "estimated" and delay["error_bound_us"] > 0, f"clock: {delay}")
             if relative(goodput, capacity) <= CAPACITY_TOLERANCE:
                 break
     check(relative(goodput, capacity) <= CAPACITY_TOLERANCE,

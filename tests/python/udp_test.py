@@ -68,6 +68,10 @@ def timed_defaults_speak_iperf3s_udp_keys():
     seconds = end["sum_sent"]["seconds"]
     check(end["sum_sent"]["bytes"] <= 1048576 / 8 * seconds + 2 * 1448, f"{end['sum_sent']['bytes']} bytes in {seconds} s")
     check(end["testio"]["udp"]["rate_bps_per_flow"] == 1048576, "the default rate is not iperf3's")
+    delay = end["testio"]["udp"]["one_way_delay_us"]  # one host: one clock
+    check(delay["clock"] == "shared" and delay["error_bound_us"] == 0, f"clock: {delay}")
+    check(0 <= delay["p50"] <= delay["p90"] <= delay["p99"] <= delay["max"] and delay["max"] > 0, f"delays: {delay}")
+    check("one_way_delay_us" in end["streams"][0]["udp"]["testio"], "no delay per stream")
 
 
 @test

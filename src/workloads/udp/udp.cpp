@@ -83,6 +83,7 @@ class UdpSide final : public TestSide {
     settings.test_id = place.test_id;
     settings.stream = place.index;
     settings.wire = wire_;
+    settings.clock_offset_ns = side_ == Side::client ? place.clock_offset_ns : 0;
     return settings;
   }
 

@@ -17,6 +17,7 @@
 
 #include "engines/stream_task.hpp"
 #include "stats/counters.hpp"
+#include "stats/histogram.hpp"
 #include "stats/udp_sequence.hpp"
 #include "workloads/udp/datagram.hpp"
 #include "workloads/workload.hpp"
@@ -36,6 +37,10 @@ struct FlowSettings {
   std::uint64_t test_id = 0;
   std::uint32_t stream = 0;     // the flow's number in the test
   Wire wire = Wire::testio;     // iperf3's: no hello, no end marker (its session sets the socket up)
+  // Client: the server's clock less this one's. Its senders stamp the server's time, its receivers
+  // take it off, so every one-way delay is on the server's clock (iperf3's stamps are monotonic:
+  // no delay is measured on its wire).
+  std::int64_t clock_offset_ns = 0;
 };
 
 // A side's record of the fast paths its flows had to give up, each said once. Flows write it on
@@ -127,6 +132,7 @@ class UdpSender final : public UdpFlow {
   double datagram_ns_ = 0;             // the pace: nanoseconds per datagram; 0 = unpaced
   std::uint64_t quantum_ = 1;          // datagrams a paced sender waits to have due before it sends
   std::uint64_t burst_ = 1;            // ... and the most it sends at once
+  double offset_s_ = 0;                // added to this clock's time in each header (testio's wire)
   engines::Clock::time_point paced_from_;
   std::vector<unsigned char> buffer_;  // batch * segments datagrams, written in place
   std::vector<iovec> iovecs_;
@@ -162,6 +168,8 @@ class UdpReceiver final : public UdpFlow {
   std::vector<mmsghdr> messages_;
   std::vector<unsigned char> control_; // each message's control data
   stats::UdpSequence sequence_;
+  stats::LatencyHistogram delays_;     // one-way, ns; a negative one (clock error) counts as 0
+  double offset_s_ = 0;                // the server's clock less this one's (client, testio's wire)
   std::uint64_t drops_ = 0;            // the socket's own count (SO_RXQ_OVFL)
   std::uint64_t strays_ = 0;
   std::uint64_t new_bytes_ = 0;        // of distinct datagrams, not yet in the counters

@@ -45,7 +45,8 @@ UdpReceiver::UdpReceiver(StreamPlace& place, FlowSettings settings, FastPaths& p
       scratch_(scratch),
       iovecs_(settings.batch),
       messages_(settings.batch),
-      control_(settings.batch * net::kReceiveControlSpace) {}
+      control_(settings.batch * net::kReceiveControlSpace),
+      offset_s_(settings.wire == Wire::testio ? static_cast<double>(settings.clock_offset_ns) * 1e-9 : 0) {}
 
 void UdpReceiver::run() {
   // Without -w, room for a few milliseconds of bursts at 10 Gbit/s: a receiver descheduled for a
@@ -134,6 +135,10 @@ void UdpReceiver::take_datagram(const unsigned char* data, std::size_t size, dou
   const std::uint64_t distinct = sequence_.now().received;
   sequence_.on_datagram(header->sequence, header->sent_s(), now_s);
   if (sequence_.now().received > distinct) new_bytes_ += size;
+  if (settings_.wire == Wire::testio) {
+    const double delay_s = now_s + offset_s_ - header->sent_s();
+    delays_.record(delay_s > 0 ? static_cast<std::uint64_t>(delay_s * 1e9) : 0);
+  }
 }
 
 // The counters, once per call: the bytes of the distinct datagrams since the last, the figures.
@@ -172,6 +177,12 @@ void UdpReceiver::window_ended() noexcept { last_arrival_ = std::min(last_arriva
 // The flow's books close: with the sender's count, what never came is lost too.
 void UdpReceiver::end_flow() {
   if (sent_) counters_.lost.store(sequence_.at_end(*sent_).lost, std::memory_order_relaxed);
+  if (delays_.count()) {
+    counters_.delay_p50_ns.store(delays_.percentile(50), std::memory_order_relaxed);
+    counters_.delay_p90_ns.store(delays_.percentile(90), std::memory_order_relaxed);
+    counters_.delay_p99_ns.store(delays_.percentile(99), std::memory_order_relaxed);
+    counters_.delay_max_ns.store(std::max<std::uint64_t>(delays_.max(), 1), std::memory_order_relaxed);
+  }
   finish(false);
 }
 

@@ -59,6 +59,7 @@ UdpSender::UdpSender(StreamPlace& place, FlowSettings settings, FastPaths& paths
   iovecs_.resize(count);
   messages_.resize(count);
   if (settings_.quota) total_datagrams_ = (settings_.quota + datagram - 1) / datagram;
+  if (settings_.wire == Wire::testio) offset_s_ = static_cast<double>(settings_.clock_offset_ns) * 1e-9;
   if (settings_.rate_bps > 0) {
     datagram_ns_ = static_cast<double>(datagram) * 8 / settings_.rate_bps * 1e9;
     const double per_quantum = kPacingQuantumS * 1e9 / datagram_ns_;
@@ -110,7 +111,7 @@ std::size_t UdpSender::lay_out(std::uint64_t datagrams, double now_s) {
     std::size_t bytes = 0;
     for (std::uint32_t k = 0; k < segments_ && sequence < sent_ + datagrams; ++k) {
       const std::size_t size = size_of(sequence);
-      write_wire_header(settings_.wire, header_at(now_s, sequence++, settings_), start + bytes);
+      write_wire_header(settings_.wire, header_at(now_s, sequence++, settings_), start + bytes);  // now_s on the server's clock
       bytes += size;
       if (size < settings_.datagram) break;  // a short datagram ends its GSO send
     }
@@ -152,7 +153,7 @@ void UdpSender::send_some() {
       }
       want = std::min({want, due, burst_});  // catching up, too, in bursts a receiver can hold
     }
-    const std::size_t messages = lay_out(want, realtime_s());
+    const std::size_t messages = lay_out(want, realtime_s() + offset_s_);
     const int sent = ::sendmmsg(fd(), messages_.data(), static_cast<unsigned>(messages), MSG_DONTWAIT);
     if (sent < 0) {
       if (!retry_later(errno)) return;
@@ -213,7 +214,7 @@ void UdpSender::send_end_markers(unsigned left) {
     return;
   }
   unsigned char marker[kTestioHeader];
-  DatagramHeader header = header_at(realtime_s(), sent_, settings_);
+  DatagramHeader header = header_at(realtime_s() + offset_s_, sent_, settings_);
   header.end = true;
   write_header(header, marker);
   (void)::sendto(fd(), marker, sizeof(marker), MSG_DONTWAIT, settings_.connected || !client() ? nullptr : server_.data(),
