@@ -180,7 +180,7 @@ void add_test_options(cxxopts::Options& options) {
     ("iface-stats", "Each interval, rx/tx rate and packets per NIC on both sides, from the kernel's counters; "
        "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
        cxxopts::value<std::string>()->implicit_value(""), "IFACE,...")
-    ("iperf3", "The server is a stock iperf3 -s: speak its protocol (TCP)")
+    ("iperf3", "The server is a stock iperf3 -s: speak its protocol (TCP, or UDP with -u)")
     ("R,reverse", "The server sends, the client receives")
     ("bidir", "Both send at once, N connections each way");
   // clang-format on

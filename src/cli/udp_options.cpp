@@ -18,7 +18,8 @@ void add_udp_options(cxxopts::Options& options) {
     ("no-gro", "Receive one datagram per call instead of UDP_GRO's coalesced buffers")
     ("batch", "Messages per sendmmsg/recvmmsg call; 1 sends and receives one message per call",
        cxxopts::value<std::string>()->default_value("16"), "K")
-    ("no-connect", "The client's UDP sockets sendto/recvfrom instead of connect()ing to the server");
+    ("no-connect", "The client's UDP sockets sendto/recvfrom instead of connect()ing to the server")
+    ("udp-counters-64bit", "With --iperf3 -u: iperf3's 64-bit datagram counters instead of its 32-bit default");
   // clang-format on
 }
 
@@ -31,6 +32,7 @@ void fill_udp(const cxxopts::ParseResult& args, config::Config& config, GivenOpt
   if (args.count("no-gro")) spec.udp.gro = false;
   if (args.count("no-connect")) spec.udp.connected = false;
   if (auto batch = typed(args, "batch")) spec.udp.batch = parse_u32(*batch, "--batch");
+  config.udp_counters_64bit = given.udp_counters_64bit = args.count("udp-counters-64bit") > 0;
   if (!spec.is("udp") || !given.udp) return;
   // iperf3's defaults where this command line (or its profile) chose none.
   if (!given.buffer && !profile_names_buffer) spec.buffer = spec::kDefaultDatagram;
@@ -38,6 +40,8 @@ void fill_udp(const cxxopts::ParseResult& args, config::Config& config, GivenOpt
 }
 
 void check_udp(const config::Config& config, const GivenOptions& given) {
+  if (given.udp_counters_64bit && (!config.iperf3 || !config.spec.is("udp")))
+    throw UsageError("--udp-counters-64bit goes with --iperf3 -u: testio's own datagrams always count in 64 bits");
   if (!config.spec.is("udp")) {
     if (given.udp_options) throw UsageError("--no-gso, --no-gro, --batch and --no-connect apply to -u tests");
     return;

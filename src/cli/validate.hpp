@@ -14,7 +14,7 @@ struct GivenOptions {
   bool server_limits = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
   bool raw = false, hash = false, file = false;
   bool rr = false, rr_options = false, num = false;
-  bool udp = false, udp_options = false;
+  bool udp = false, udp_options = false, udp_counters_64bit = false;
   bool transfers = false, size = false, reuse = false, save = false, force = false;
   bool rate = false, total_rate = false, client_tuning = false;  // -M, --cport, -b, --total-rate, --fq-rate, --no-lowat
   bool iface_stats = false;

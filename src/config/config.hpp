@@ -45,6 +45,7 @@ struct Config {
   std::uint16_t cport_last = 0;
   bool spread_even = false;         // --spread even: the client picks its sending flows' ports (net::PortSpreader)
   bool iperf3 = false;              // --iperf3: the server at -c is a stock iperf3 -s
+  bool udp_counters_64bit = false;  // --iperf3 -u --udp-counters-64bit: iperf3's 64-bit datagram counter
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   spec::Limits limits;

@@ -51,6 +51,7 @@ Params params_from(const config::Config& config) {
   params.client_version = std::string("testio-") + TESTIO_VERSION;
   if (spec.is("udp")) {
     params.udp = true;
+    params.udp_counters_64bit = config.udp_counters_64bit;
     params.bandwidth = static_cast<std::uint64_t>(spec.rate_bps);  // per stream; 0 = unpaced (-b 0)
   }
   return params;
@@ -194,7 +195,7 @@ asio::awaitable<void> Iperf3Test::open_streams() {
       flows.push_back(std::move(flow));
     }
     streams_.emplace(co_await asio::this_coro::executor, std::move(flows), workloads::Side::client, spec,
-                     workloads::udp::Wire::iperf3_32);
+                     params_.udp_counters_64bit ? workloads::udp::Wire::iperf3_64 : workloads::udp::Wire::iperf3_32);
     co_await await_test_running();
     co_return;
   }

@@ -298,7 +298,8 @@ def testio_against_iperf3_forward_reverse_bidir():
 def testio_udp_against_iperf3_each_way():
     """testio -c --iperf3 -u against iperf3 -s: what iperf3 received (or sent) is what testio's
     report says it did, and loss is never negative."""
-    for args in (["-b", "100M"], ["-b", "100M", "-R"], ["-b", "50M", "--bidir", "-P", "2"], ["-n", "4M", "-b", "200M"]):
+    for args in (["-b", "100M"], ["-b", "100M", "-R"], ["-b", "50M", "--bidir", "-P", "2"], ["-n", "4M", "-b", "200M"],
+                 ["-b", "100M", "--udp-counters-64bit", "-P", "2"]):
         with Iperf3Server() as stock:
             done = testio_iperf3(stock.port, "-u", *(["-t", "1"] if "-n" not in args else []), *args)
             theirs = stock.report()["end"]

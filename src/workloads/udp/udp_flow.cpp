@@ -5,10 +5,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include <netinet/in.h>
+
 #include <spdlog/spdlog.h>
 
 #include "net/socket_options.hpp"
 #include "net/udp_socket.hpp"
+#include "util/unique_fd.hpp"
 #include "workloads/udp/datagram.hpp"
 
 namespace testio::workloads::udp {
@@ -62,11 +65,30 @@ void UdpFlow::attach(udp::socket socket) {
 // The client's socket opened (and connected unless --no-connect), either side's given -w and the
 // drop count; the fast paths are the sender's and receiver's own. False (the flow failed) when the
 // kernel refused.
+void UdpFlow::check_path_mtu() {
+  if (paths_.fragmented.load(std::memory_order_relaxed)) return;
+  const bool v4 = server_.address().is_v4();
+  // A socket of its own, connected to learn the route's MTU (a --no-connect flow's is not).
+  util::UniqueFd probe(::socket(v4 ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  int mtu = 0;
+  socklen_t size = sizeof(mtu);
+  if (!probe.valid() || ::connect(probe.get(), server_.data(), static_cast<socklen_t>(server_.size())) != 0 ||
+      ::getsockopt(probe.get(), v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_MTU : IPV6_MTU, &mtu, &size) != 0 || mtu <= 0)
+    return;
+  const std::size_t carried = static_cast<std::size_t>(mtu) - (v4 ? 28 : 48);  // IP and UDP headers
+  if (settings_.datagram <= carried || !FastPaths::first(paths_.fragmented)) return;
+  const std::size_t fragments = (settings_.datagram + carried - 1) / carried;
+  spdlog::warn("-l {} is more than one packet of the path to the server carries (MTU {}: {} bytes): each datagram "
+               "goes in about {} IP fragments, and losing one loses the datagram",
+               settings_.datagram, mtu, carried, fragments);
+}
+
 bool UdpFlow::prepare_socket() {
   try {
     if (client_) socket_.open(server_.protocol());
     if (settings_.window) (void)net::set_socket_buffers(fd(), settings_.window);
     if (client_ && settings_.connected) socket_.connect(server_);
+    if (client_) check_path_mtu();
   } catch (const std::system_error& error) {
     spdlog::error("UDP flow {}: {}", settings_.stream + 1, error.code().message());
     finish(true);

@@ -49,6 +49,7 @@ struct FastPaths {
   std::atomic<bool> gso_refused{false};
   std::atomic<bool> gro_refused{false};
   std::atomic<bool> drops_unknown{false};
+  std::atomic<bool> fragmented{false};  // -l is more than one packet of the path carries
   // True the first time `flag` is raised, when the warning is to be said.
   static bool first(std::atomic<bool>& flag) noexcept { return !flag.exchange(true, std::memory_order_relaxed); }
 };
@@ -76,6 +77,8 @@ class UdpFlow : public engines::StreamTask {
   virtual void window_ended() noexcept {}
   virtual void overdue();
   bool prepare_socket();
+  // Client: says once when a datagram of -l bytes needs IP fragments on the path to the server.
+  void check_path_mtu();
   // Marks the stream ended and tells the lifecycle; once.
   void finish(bool failed);
   bool finished() const noexcept { return finished_; }
