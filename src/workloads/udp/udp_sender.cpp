@@ -179,7 +179,8 @@ bool UdpSender::retry_later(int error) {
     timer_.async_wait(again);
     return false;
   }
-  if ((error == EIO || error == EINVAL) && segments_ > 1) {
+  // The device cannot segment (EIO), or a datagram needs IP fragments, which GSO cannot make (EMSGSIZE).
+  if ((error == EIO || error == EINVAL || error == EMSGSIZE) && segments_ > 1) {
     give_up_gso();
     return true;
   }
