@@ -11,6 +11,7 @@
 
 #include "cli/options.hpp"
 #include "session/client.hpp"
+#include "session/http_client.hpp"
 #include "session/raw.hpp"
 #include "session/server.hpp"
 #include "iperf3/client_session.hpp"
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
       return server ? testio::session::run_raw_server(config, out)
                     : testio::session::run_raw_client(config, *reporter, out);
     if (config.iperf3) return testio::iperf3::run_iperf3_client(config, *reporter);
+    if (config.spec.is("http")) return testio::session::run_http_client(config, *reporter);
     if (!server) return testio::session::run_client(config, *reporter);
     // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.
     testio::iperf3::Iperf3Clients iperf3_clients(config, *reporter);

@@ -13,6 +13,8 @@ packages=(
   iperf3 iperf sockperf                      # side-by-side benchmarks
   netcat-openbsd socat                       # plain TCP senders for the --raw sink tests
   iproute2                                   # ip netns, veth and tc tbf for tools/testbed.sh
+  libcurl4-openssl-dev                       # HTTP downloads (-c URL): libcurl's multi interface, OpenSSL for https
+  nginx-light openssl curl wrk               # HTTP tests and benchmarks: a real server, its certificate, curl and wrk beside testio
 )
 
 missing=()

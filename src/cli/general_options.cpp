@@ -11,8 +11,8 @@ using util::UsageError;
 
 void fill_address(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
   given.server = args.count("server") > 0;
-  given.client = args.count("client") > 0;
-  if (given.client) config.host = args["client"].as<std::string>();
+  given.client = args.count("client") > 0 || args.count("urls") > 0;  // --urls names the servers itself
+  if (args.count("client")) config.host = args["client"].as<std::string>();
   config.role = given.server ? config::Role::server : config::Role::client;
   config.verbosity = args.count("debug") ? 2 : args.count("verbose") ? 1 : 0;
   std::uint64_t port = util::parse_count(args["port"].as<std::string>(), "the port");
@@ -77,7 +77,7 @@ void check_roles(const config::Config& config, const GivenOptions& given) {
   if (given.server && given.client)
     throw UsageError("-s and -c exclude each other: run a server or a client, not both");
   if (!given.server && !given.client) throw UsageError("say -s to serve tests or -c HOST to run one (see testio --help)");
-  if (config.role == config::Role::client && config.host.empty())
+  if (config.role == config::Role::client && config.host.empty() && config.urls.empty())
     throw UsageError("-c needs the server's host name or address");
   if (given.ipv4 && given.ipv6) throw UsageError("-4 and -6 exclude each other");
   if (config.role == config::Role::client && given.one_off) throw UsageError("-1 is a server option");

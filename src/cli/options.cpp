@@ -67,10 +67,13 @@ void fill_config(const cxxopts::ParseResult& args, config::Config& config, Given
   fill_udp(args, config, given, profile_names_buffer);
   spec::TestSpec& spec = config.spec;
   // A counted test has no window. (-F's is counted too, once the client has opened the file.)
-  if (given.bytes || given.num || given.transfers) spec.duration_s = 0;
+  if (given.bytes || given.num || given.transfers || spec.is("http")) spec.duration_s = 0;
   const bool default_buffer = !given.buffer && !profile_names_buffer;
   // iperf3's own default block: its servers of 3.12 refuse more than 1 MiB.
   if (config.iperf3 && default_buffer && !spec.is("udp")) spec.buffer = 128 * 1024;
+  // libcurl's receive buffer, one per HTTP slot: 256 KiB already reads as much as a loopback
+  // socket holds between two turns of the loop (docs/http.md).
+  if (spec.is("http") && default_buffer) spec.buffer = 256 * 1024;
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && default_buffer) spec.buffer = 256 * 1024;
   // One plain connection without -i reports as a raw sink does: one line once it has closed.

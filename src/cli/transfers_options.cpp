@@ -1,23 +1,78 @@
-// --transfers: downloads of --size bytes, and where they are saved.
-#include "cli/groups.hpp"
+// --transfers: downloads from a testio server (of --size bytes) or from any HTTP server (-c URL,
+// --urls FILE), and where they are saved.
+#include <fstream>
 
+#include "cli/groups.hpp"
 #include "util/units.hpp"
+#include "workloads/http/http_plan.hpp"
 
 namespace testio::cli {
+namespace {
 
 using util::UsageError;
+
+bool is_url(const std::string& host) { return host.find("://") != std::string::npos; }
+
+// --urls FILE: one URL per line; blank lines and lines starting with # are skipped.
+std::vector<std::string> read_urls(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw UsageError("--urls " + path + " cannot be read");
+  std::vector<std::string> urls;
+  std::string line;
+  for (std::size_t number = 1; std::getline(file, line); ++number) {
+    const std::size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos || line[start] == '#') continue;
+    const std::string url = line.substr(start, line.find_last_not_of(" \t\r") + 1 - start);
+    if (std::string problem = workloads::http::url_problem(url); !problem.empty())
+      throw UsageError("--urls " + path + " line " + std::to_string(number) + ": " + problem);
+    urls.push_back(url);
+  }
+  if (urls.empty()) throw UsageError("--urls " + path + " holds no URL");
+  return urls;
+}
+
+void fill_http(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+  given.urls = args.count("urls") > 0;
+  if (given.urls) {
+    config.urls = read_urls(args["urls"].as<std::string>());
+  } else if (is_url(config.host)) {
+    if (std::string problem = workloads::http::url_problem(config.host); !problem.empty()) throw UsageError(problem);
+    config.urls = {config.host};
+  }
+  config.follow_redirects = args.count("location") > 0;
+  config.insecure = args.count("insecure") > 0;
+  given.http_options = config.follow_redirects || config.insecure || args.count("max-time");
+  if (auto seconds = typed(args, "max-time")) {
+    config.max_time_s = util::parse_seconds(*seconds, "--max-time");
+    if (config.max_time_s < 0.001) throw UsageError("--max-time must be at least 1 ms");
+  }
+  if (config.urls.empty()) return;
+  config.spec.workload = "http";
+  // A URL alone is one download; a list, each of its URLs once.
+  if (!given.transfers) config.spec.transfers.count = given.urls ? config.urls.size() : 1;
+}
+
+}  // namespace
 
 void add_transfers_options(cxxopts::Options& options) {
   // clang-format off
   options.add_options("Transfers")
-    ("transfers", "Download COUNT transfers of --size bytes from the server, N at a time, each on a fresh "
-                  "connection; reports transfers/s, connect and transfer time percentiles",
+    ("transfers", "Download COUNT transfers N at a time, each on a fresh connection: of --size bytes from a "
+                  "testio server, or from the URL given to -c (http:// or https://; {i} in it stands for the "
+                  "transfer number 1..COUNT); reports transfers/s, connect and transfer time percentiles",
        cxxopts::value<std::string>(), "COUNT")
-    ("size", "Bytes per transfer", cxxopts::value<std::string>(), "SIZE")
-    ("reuse", "Keep each of the N connections for its next transfer")
-    ("save", "Write each transfer to DIR/transfer-NNNN; an existing file is refused unless --force",
+    ("size", "Bytes per transfer from a testio server", cxxopts::value<std::string>(), "SIZE")
+    ("reuse", "Keep each of the N connections for its next transfer (HTTP keep-alive)")
+    ("save", "Write each transfer under DIR (an HTTP body under its URL's file name, else DIR/transfer-NNNN); "
+             "an existing file is refused unless --force",
        cxxopts::value<std::string>(), "DIR")
-    ("force", "With --save: overwrite existing files");
+    ("force", "With --save: overwrite existing files")
+    ("urls", "Download the URLs in FILE (one per line), in turn; --transfers defaults to their number",
+       cxxopts::value<std::string>(), "FILE")
+    ("location", "HTTP: follow redirects (at most 10); without it a 3xx answer is a failed transfer")
+    ("insecure", "https: accept any certificate (a self-signed test server)")
+    ("max-time", "HTTP: the most one transfer may take, connecting included (default 60)",
+       cxxopts::value<std::string>(), "SECONDS");
   // clang-format on
 }
 
@@ -39,18 +94,26 @@ void fill_transfers(const cxxopts::ParseResult& args, config::Config& config, Gi
     config.save_dir = *dir;
   }
   config.force = given.force = args.count("force") > 0;
+  fill_http(args, config, given);
 }
 
 void check_transfers(const config::Config& config, const GivenOptions& given) {
-  if (!config.spec.is("transfers")) {
+  const bool http = config.spec.is("http");
+  if (!config.urls.empty() && !http) throw UsageError("-u does not go with a URL: HTTP downloads run over TCP");
+  if (!config.spec.is("transfers") && !http) {
     if (given.size || given.reuse || given.save || given.force)
       throw UsageError("--size, --reuse, --save and --force apply to --transfers");
+    if (given.http_options) throw UsageError("--location, --insecure and --max-time apply to HTTP downloads (-c URL)");
     return;
   }
-  if (given.transfers && !given.size) throw UsageError("--transfers needs --size: the bytes each transfer downloads");
+  if (http && given.size) throw UsageError("--size is for a testio server; an HTTP server decides each body's size");
+  if (!http && given.http_options) throw UsageError("--location, --insecure and --max-time apply to HTTP downloads (-c URL)");
+  if (http && given.urls && !config.host.empty()) throw UsageError("--urls names the servers: drop -c");
+  if (given.transfers && !given.size && !http)
+    throw UsageError("--transfers needs --size: the bytes each transfer downloads");
   if (given.force && !given.save) throw UsageError("--force applies to --save");
   if (given.time || given.bytes) throw UsageError("--transfers runs until COUNT transfers are done: drop -t and -n");
-  if (given.rr || given.raw) throw UsageError("--transfers does not go with --rr or --raw");
+  if (given.rr || given.raw || given.udp) throw UsageError("--transfers does not go with --rr, --raw or -u");
   if (given.omit) throw UsageError("-O does not apply to --transfers");
   if (given.recv_mode)
     throw UsageError("--recv-mode applies to bulk tests; --transfers reads into one buffer (or its --save file)");
@@ -58,5 +121,8 @@ void check_transfers(const config::Config& config, const GivenOptions& given) {
   if (given.send_mode)
     throw UsageError("--send-mode applies to bulk tests (and -F); --rr, --transfers and --raw send their own way");
   if (config.cport_first) throw UsageError("--cport does not go with --transfers: each transfer needs a fresh port");
+  if (http && (given.iperf3 || given.file || given.psk_file || config.spread_even))
+    throw UsageError("--iperf3, -F, --psk-file and --spread are for testio and iperf3 servers, not HTTP downloads");
 }
+
 }  // namespace testio::cli

@@ -16,6 +16,7 @@ struct GivenOptions {
   bool rr = false, rr_options = false, num = false;
   bool udp = false, udp_options = false, udp_counters_64bit = false;
   bool transfers = false, size = false, reuse = false, save = false, force = false;
+  bool urls = false, http_options = false;  // --urls; --location, --insecure, --max-time
   bool rate = false, total_rate = false, client_tuning = false;  // -M, --cport, -b, --total-rate, --fq-rate, --no-lowat
   bool iface_stats = false;
   bool iperf3 = false, reverse = false, bidir = false, psk_file = false;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "spec/test_spec.hpp"
 
@@ -40,6 +41,11 @@ struct Config {
                                     // on a server, what --transfers download
   std::string save_dir;             // --save: write each transfer to its own file there
   bool force = false;               // --force: overwrite existing files under --save
+  // HTTP downloads: -c URL (a {i} in it is the transfer number) or --urls FILE's lines.
+  std::vector<std::string> urls;
+  bool follow_redirects = false;    // --location
+  bool insecure = false;            // --insecure: https without checking the server's certificate
+  double max_time_s = 60;           // --max-time: the most one transfer may take
   std::uint32_t mss = 0;            // -M: TCP_MAXSEG before connect, so the SYN announces it; 0 = path's
   std::uint16_t cport_first = 0;    // --cport: data connection i binds source port cport_first + i
   std::uint16_t cport_last = 0;

@@ -105,9 +105,17 @@ struct TransfersSummary {
   double seconds = 0;                   // from the start to the last transfer's end
   double transfers_per_second = 0;
   double bits_per_second = 0;           // completed transfers' bytes over `seconds`
-  stats::LatencySummary connect;        // connect() to established, per connection opened
+  stats::LatencySummary connect;        // the kernel's handshake RTT, per connection opened
+  stats::LatencySummary connect_seen;   // connect() to the client noticing it: connect plus its own queueing
   stats::LatencySummary transfer;       // connect (or request) to the last byte, per transfer
   std::string first_error;
+  // HTTP downloads (-c URL): what HTTP adds. `size` is then the mean body of a completed transfer.
+  bool http = false;
+  std::string url;                      // the URL as given (with {i}), or "N URLs" (--urls)
+  std::uint64_t bytes = 0;              // the completed transfers' bodies
+  stats::LatencySummary first_byte;     // the request sent to the answer's first byte, as seen
+  stats::LatencySummary loop_turn;      // one turn of a worker's loop: the most an event waited there
+  std::vector<std::pair<long, std::uint64_t>> statuses;  // HTTP status and how many answers had it
 };
 
 // -u: what the flows were asked to do and how this side ran them; each direction's datagram

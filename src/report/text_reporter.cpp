@@ -78,7 +78,9 @@ namespace {
 std::string test_text(const StartInfo& start) {
   const spec::TestSpec& spec = start.spec;
   std::ostringstream out;
-  if (spec.is("transfers"))
+  if (spec.is("http"))
+    out << spec.transfers.count << " downloads on " << (spec.transfers.reuse ? "kept" : "fresh") << " connections";
+  else if (spec.is("transfers"))
     out << spec.transfers.count << " transfers of " << util::format_size(spec.transfers.size) << " from the server on "
         << (spec.transfers.reuse ? "kept" : "fresh") << " connections";
   else if (spec.total_bytes)
@@ -118,7 +120,7 @@ void TextReporter::start(const StartInfo& start) {
   per_stream_lines_ = options_.verbose || start.connections() <= 4;
   last_retransmits_.assign(start.connections(), 0);
   out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ") << start.peer
-       << (start.plain_peer ? " (plain TCP)" : "") << ", " << start.connections()
+       << (start.spec.is("http") ? " (HTTP)" : start.plain_peer ? " (plain TCP)" : "") << ", " << start.connections()
        << (start.connections() == 1 ? " connection" : " connections") << ", threads " << start.client_threads;
   if (!start.plain_peer) out_ << " client / " << start.server_threads << " server";
   out_ << ", " << test_text(start) << "\n";

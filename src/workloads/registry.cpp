@@ -2,6 +2,7 @@
 
 #include "util/units.hpp"
 #include "workloads/bulk/bulk.hpp"
+#include "workloads/http/http.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/transfers/transfers.hpp"
 #include "workloads/udp/udp.hpp"
@@ -20,6 +21,7 @@ constexpr Entry kWorkloads[] = {
     {"rr", rr::workload},
     {"transfers", transfers::workload},
     {"udp", udp::workload},
+    {"http", http::workload},
 };
 
 }  // namespace

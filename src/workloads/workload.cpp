@@ -1,5 +1,13 @@
 #include "workloads/workload.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
 namespace testio::workloads {
 
 std::string TestSide::route(std::uint32_t, asio::ip::tcp::socket, engines::Worker&) {
@@ -29,6 +37,28 @@ void check_no_bulk_options(const spec::TestSpec& spec) {
   if (!spec.marks_follow_rate)
     refuse("--no-lowat applies to bulk tests; --rr, --transfers and --raw leave the marks to the kernel");
   if (spec.hash != util::HashKind::none) refuse("-F sends a file; it does not go with --rr or --transfers");
+}
+
+void check_download_count(const spec::TestSpec& spec, const spec::Limits& limits) {
+  auto refuse = [](const std::string& sentence) { throw spec::SpecError(sentence); };
+  const std::uint64_t count = spec.transfers.count;
+  if (count == 0) refuse("--transfers must be at least 1");
+  if (count > limits.max_transfers)
+    refuse("--transfers " + std::to_string(count) + " is above the cap of " + std::to_string(limits.max_transfers));
+  if (spec.timed() || spec.total_bytes) refuse("--transfers runs until COUNT transfers are done: drop -t and -n");
+  if (spec.omit_s > 0) refuse("-O does not apply to --transfers");
+  check_no_bulk_options(spec);
+}
+
+void check_writable_directory(const std::string& dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) throw std::runtime_error("--save " + dir + " is not a directory");
+  // access(2) says yes to root everywhere; creating a file is the only honest test.
+  const std::string probe = dir + "/.testio-probe-" + std::to_string(::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot write to --save " + dir + ": " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 }  // namespace testio::workloads

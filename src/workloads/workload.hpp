@@ -95,5 +95,10 @@ class Workload {
 // a bulk test's streams take (-R, --bidir, --engine, --send-mode, pacing, --no-lowat, -F). Throws
 // spec::SpecError.
 void check_no_bulk_options(const spec::TestSpec& spec);
+// Downloads (transfers, http): COUNT within its cap, no window, no omit, no bulk options.
+void check_download_count(const spec::TestSpec& spec, const spec::Limits& limits);
+// --save DIR: throws std::runtime_error (one sentence) unless DIR is a directory this process can
+// create files in.
+void check_writable_directory(const std::string& dir);
 
 }  // namespace testio::workloads

@@ -10,6 +10,8 @@
 
 #include "util/units.hpp"
 
+#include "workloads/workload.hpp"
+
 namespace testio::workloads::transfers {
 
 std::unique_ptr<TransferPlan> make_transfer_plan(const config::Config& config, const spec::TestSpec& spec,
@@ -31,14 +33,8 @@ std::unique_ptr<TransferPlan> make_transfer_plan(const config::Config& config, c
 void check_save_directory(const config::Config& config, std::uint64_t transfers) {
   namespace fs = std::filesystem;
   const std::string& dir = config.save_dir;
+  check_writable_directory(dir);
   std::error_code error;
-  if (!fs::is_directory(dir, error)) throw std::runtime_error("--save " + dir + " is not a directory");
-  // access(2) says yes to root everywhere; creating a file is the only honest test.
-  const std::string probe = dir + "/.testio-probe-" + std::to_string(::getpid());
-  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot write to --save " + dir + ": " + std::strerror(errno));
-  ::close(fd);
-  ::unlink(probe.c_str());
   if (config.force) return;
   // Walk the directory rather than probing each of COUNT names: COUNT may be millions.
   const std::string first = transfer_file_name(dir, transfers, 0);
@@ -69,9 +65,10 @@ report::TransfersSummary summarize_transfers(const TransferPlan& plan, const Tra
   summary.reuse = plan.reuse;
   summary.saved_to = plan.save_dir;
   summary.seconds = seconds;
-  stats::LatencyHistogram connect, transfer;
+  stats::LatencyHistogram connect, connect_seen, transfer;
   for (std::uint32_t i = 0; i < slots; ++i) {
     connect.merge(tallies[i].connect_ns);
+    connect_seen.merge(tallies[i].connect_seen_ns);
     transfer.merge(tallies[i].transfer_ns);
     summary.completed += tallies[i].completed;
     summary.failed += tallies[i].failed;
@@ -79,6 +76,7 @@ report::TransfersSummary summarize_transfers(const TransferPlan& plan, const Tra
     if (summary.first_error.empty()) summary.first_error = tallies[i].first_error;
   }
   summary.connect = stats::summarize(connect);
+  summary.connect_seen = stats::summarize(connect_seen);
   summary.transfer = stats::summarize(transfer);
   if (seconds > 0) {
     summary.transfers_per_second = static_cast<double>(summary.completed) / seconds;

@@ -13,6 +13,7 @@
 #include <asio/write.hpp>
 
 #include "net/socket_options.hpp"
+#include "net/tcp_info.hpp"
 
 namespace testio::workloads {
 
@@ -94,7 +95,9 @@ void TransferClient::connect() {
       fail("connecting failed: " + connect_error.message());
       return;
     }
-    tally_.connect_ns.record(elapsed_ns(started_));
+    tally_.connect_seen_ns.record(elapsed_ns(started_));
+    const net::TcpInfo handshake = net::read_tcp_info(socket_.native_handle());
+    if (handshake.valid) tally_.connect_ns.record(std::uint64_t{handshake.rtt_us} * 1000);
     asio::error_code ignored;
     socket_.set_option(asio::ip::tcp::no_delay(true), ignored);  // the request byte must not wait (--reuse)
     asio::async_write(socket_, asio::buffer(preamble_), [this](const asio::error_code& write_error, std::size_t) {

@@ -42,7 +42,11 @@ std::string transfer_file_name(const std::string& dir, std::uint64_t count, std:
 
 // One slot's results. Written by its worker; read by the lifecycle after the workers stopped.
 struct TransferTally {
-  stats::LatencyHistogram connect_ns;   // connect() start to established
+  // The kernel's measure of the handshake (TCP_INFO's RTT once established, from the SYN and its
+  // answer): what the network took, whatever the worker was busy with meanwhile.
+  stats::LatencyHistogram connect_ns;
+  // connect() start to the worker running its completion: the handshake plus the worker's queue.
+  stats::LatencyHistogram connect_seen_ns;
   stats::LatencyHistogram transfer_ns;  // connect() (or the request on a reused connection) to the last byte
   std::uint64_t completed = 0;
   std::uint64_t failed = 0;

@@ -113,18 +113,11 @@ class ServeSide final : public TestSide {
 class Transfers final : public Workload {
  public:
   void check(const spec::TestSpec& spec, const spec::Limits& limits) const override {
-    const spec::TransfersSpec& transfers = spec.transfers;
-    if (transfers.count == 0) refuse("--transfers must be at least 1");
-    if (transfers.count > limits.max_transfers)
-      refuse("--transfers " + std::to_string(transfers.count) + " is above the cap of " +
-             std::to_string(limits.max_transfers));
-    if (transfers.size == 0) refuse("--size must be at least 1 byte");
-    if (transfers.size > limits.max_transfer_size)
-      refuse("--size " + util::format_size(transfers.size) + " is above the cap of " +
-             util::format_size(limits.max_transfer_size));
-    if (spec.timed() || spec.total_bytes) refuse("--transfers runs until COUNT transfers are done: drop -t and -n");
-    if (spec.omit_s > 0) refuse("-O does not apply to --transfers");
-    check_no_bulk_options(spec);
+    check_download_count(spec, limits);
+    const std::uint64_t size = spec.transfers.size;
+    if (size == 0) refuse("--size must be at least 1 byte");
+    if (size > limits.max_transfer_size)
+      refuse("--size " + util::format_size(size) + " is above the cap of " + util::format_size(limits.max_transfer_size));
   }
 
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {

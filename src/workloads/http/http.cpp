@@ -1,0 +1,131 @@
+#include "workloads/http/http.hpp"
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "util/units.hpp"
+#include "workloads/http/http_plan.hpp"
+#include "workloads/http/http_streams.hpp"
+
+namespace testio::workloads::http {
+namespace {
+
+// Before any thread uses libcurl: its global set-up is not itself thread-safe.
+void init_curl_once() {
+  static std::once_flag done;
+  std::call_once(done, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl failed to initialise");
+  });
+}
+
+report::TransfersSummary summarize(const HttpPlan& plan, const std::vector<std::unique_ptr<HttpTally>>& tallies,
+                                   std::uint32_t slots, double seconds) {
+  report::TransfersSummary summary;
+  summary.present = true;
+  summary.http = true;
+  summary.url = plan.numbered || plan.urls.size() == 1 ? plan.urls.front()
+                                                        : std::to_string(plan.urls.size()) + " URLs";
+  summary.requested = plan.count;
+  summary.concurrency = slots;
+  summary.reuse = plan.reuse;
+  summary.saved_to = plan.save_dir;
+  summary.seconds = seconds;
+  HttpTally all;
+  for (const auto& tally : tallies) {
+    all.connect_ns.merge(tally->connect_ns);
+    all.connect_seen_ns.merge(tally->connect_seen_ns);
+    all.first_byte_ns.merge(tally->first_byte_ns);
+    all.transfer_ns.merge(tally->transfer_ns);
+    all.loop_turn_ns.merge(tally->loop_turn_ns);
+    for (const auto& [status, count] : tally->statuses) all.statuses[status] += count;
+    summary.completed += tally->completed;
+    summary.failed += tally->failed;
+    summary.bytes += tally->bytes;
+    summary.partial_files_removed += tally->partial_files_removed;
+    if (summary.first_error.empty()) summary.first_error = tally->first_error;
+  }
+  summary.connect = stats::summarize(all.connect_ns);
+  summary.connect_seen = stats::summarize(all.connect_seen_ns);
+  summary.first_byte = stats::summarize(all.first_byte_ns);
+  summary.transfer = stats::summarize(all.transfer_ns);
+  summary.loop_turn = stats::summarize(all.loop_turn_ns);
+  summary.statuses.assign(all.statuses.begin(), all.statuses.end());
+  summary.size = summary.completed ? summary.bytes / summary.completed : 0;
+  if (seconds > 0) {
+    summary.transfers_per_second = static_cast<double>(summary.completed) / seconds;
+    summary.bits_per_second = util::bits_per_second(summary.bytes, seconds);
+  }
+  return summary;
+}
+
+// One HttpSlot per slot; the slots of a worker share its CurlLoop. Owner: the lifecycle (control
+// thread); each tally is written by its worker and read once the workers stopped.
+class DownloadSide final : public TestSide {
+ public:
+  DownloadSide(const config::Config& config, const spec::TestSpec& spec) : spec_(spec), plan_(make_http_plan(config)) {
+    init_curl_once();
+  }
+
+  DirectionLayout layout() const override { return {spec_.connections, 0, /*client_sends_forward=*/false}; }
+  Connections connections() const override { return Connections::during_test; }
+  const char* done_message() const override { return "transfers_done"; }
+
+  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
+    auto* loop = dynamic_cast<CurlLoop*>(place.worker.loop());
+    if (!loop) {
+      tallies_.push_back(std::make_unique<HttpTally>());
+      auto made = std::make_unique<CurlLoop>(*tallies_.back());
+      loop = made.get();
+      place.worker.set_loop(std::move(made));
+    }
+    return std::make_unique<HttpSlot>(*loop, *plan_, place.counters, std::move(place.done));
+  }
+
+  void add_to_report(report::TestReport& report) const override {
+    report.transfers = summarize(*plan_, tallies_, spec_.connections, report.local().wall_s);
+    if (report.transfers.partial_files_removed)
+      spdlog::warn("removed {} partially written files under {}", report.transfers.partial_files_removed,
+                   plan_->save_dir);
+  }
+
+  std::string failure(const report::TestReport& report) const override {
+    const report::TransfersSummary& done = report.transfers;
+    if (done.completed == done.requested) return {};
+    if (!done.failed) return std::to_string(done.completed) + " of " + std::to_string(done.requested) +
+                             " transfers completed; the rest did not start";
+    return std::to_string(done.failed) + " of " + std::to_string(done.requested) + " transfers failed; the first: " +
+           done.first_error;
+  }
+
+ private:
+  spec::TestSpec spec_;
+  std::unique_ptr<HttpPlan> plan_;
+  std::vector<std::unique_ptr<HttpTally>> tallies_;  // one per worker
+};
+
+class Http final : public Workload {
+ public:
+  void check(const spec::TestSpec& spec, const spec::Limits& limits) const override {
+    check_download_count(spec, limits);
+  }
+
+  std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
+    return std::make_unique<DownloadSide>(config, spec);
+  }
+
+  std::unique_ptr<TestSide> server(const spec::TestSpec&, const ServerResources&) const override {
+    throw std::runtime_error("HTTP downloads run against an HTTP server, not testio -s");
+  }
+};
+
+}  // namespace
+
+const Workload& workload() {
+  static const Http http;
+  return http;
+}
+
+}  // namespace testio::workloads::http

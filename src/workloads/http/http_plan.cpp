@@ -1,0 +1,133 @@
+#include "workloads/http/http_plan.hpp"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "workloads/workload.hpp"
+
+namespace testio::workloads::http {
+namespace {
+
+constexpr const char* kNumberToken = "{i}";
+
+std::string with_number(std::string url, std::uint64_t number) {
+  const std::string digits = std::to_string(number);
+  for (std::size_t at = url.find(kNumberToken); at != std::string::npos; at = url.find(kNumberToken, at + digits.size()))
+    url.replace(at, 3, digits);
+  return url;
+}
+
+// One part of a parsed URL, or empty.
+std::string part_of(CURLU* parsed, CURLUPart part) {
+  char* text = nullptr;
+  if (curl_url_get(parsed, part, &text, 0) != CURLUE_OK || !text) return {};
+  std::string value = text;
+  curl_free(text);
+  return value;
+}
+
+struct ParsedUrl {
+  explicit ParsedUrl(const std::string& url) : handle(curl_url()) {
+    result = handle ? curl_url_set(handle, CURLUPART_URL, url.c_str(), 0) : CURLUE_OUT_OF_MEMORY;
+  }
+  ~ParsedUrl() { curl_url_cleanup(handle); }
+  ParsedUrl(const ParsedUrl&) = delete;
+  ParsedUrl& operator=(const ParsedUrl&) = delete;
+  CURLU* handle;
+  CURLUcode result;
+};
+
+// DIR/NAME for each transfer: the URL's file name where it is used once, the transfer number
+// (transfer-0001 ...) where names repeat or a URL has none.
+std::vector<std::string> name_files(const HttpPlan& plan) {
+  std::vector<std::string> names(plan.count);
+  std::unordered_map<std::string, std::uint64_t> uses;
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    names[i] = file_name_of(plan.url_for(i));
+    ++uses[names[i]];
+  }
+  const int width = static_cast<int>(std::to_string(plan.count).size());
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    if (!names[i].empty() && uses[names[i]] == 1 && names[i].rfind("transfer-", 0) != 0) continue;
+    char numbered[48];
+    std::snprintf(numbered, sizeof numbered, "transfer-%0*llu", width, static_cast<unsigned long long>(i + 1));
+    names[i] = numbered;
+  }
+  return names;
+}
+
+void check_save_directory(const HttpPlan& plan) {
+  namespace fs = std::filesystem;
+  const std::string& dir = plan.save_dir;
+  check_writable_directory(dir);
+  std::error_code error;
+  if (plan.force) return;
+  std::uint64_t clashes = 0;
+  std::string example;
+  for (std::uint64_t i = 0; i < plan.count; ++i)
+    if (fs::exists(plan.file_for(i), error) && clashes++ == 0) example = plan.file_for(i);
+  if (clashes)
+    throw std::runtime_error(example + (clashes > 1 ? " and " + std::to_string(clashes - 1) + " more files" : "") +
+                             " would be overwritten; --force allows it");
+}
+
+}  // namespace
+
+std::string url_problem(const std::string& url) {
+  ParsedUrl parsed(with_number(url, 1));
+  if (parsed.result != CURLUE_OK)
+    return "'" + url + "' does not parse as a URL: " + curl_url_strerror(parsed.result);
+  const std::string scheme = part_of(parsed.handle, CURLUPART_SCHEME);
+  if (scheme != "http" && scheme != "https")
+    return "'" + url + "': testio downloads http:// and https:// URLs, not " + scheme + "://";
+  if (part_of(parsed.handle, CURLUPART_HOST).empty()) return "'" + url + "' names no host";
+  return {};
+}
+
+std::string file_name_of(const std::string& url) {
+  ParsedUrl parsed(url);
+  if (parsed.result != CURLUE_OK) return {};
+  const std::string path = part_of(parsed.handle, CURLUPART_PATH);
+  const std::string name = path.substr(path.rfind('/') + 1);
+  return name == "." || name == ".." ? std::string() : name;
+}
+
+std::string HttpPlan::url_for(std::uint64_t index) const {
+  if (numbered) return with_number(urls.front(), index + 1);
+  return urls[index % urls.size()];
+}
+
+std::unique_ptr<HttpPlan> make_http_plan(const config::Config& config) {
+  const spec::TestSpec& spec = config.spec;
+  auto plan = std::make_unique<HttpPlan>();
+  plan->urls = config.urls;
+  plan->numbered = plan->urls.size() == 1 && plan->urls.front().find(kNumberToken) != std::string::npos;
+  plan->count = spec.transfers.count;
+  plan->reuse = spec.transfers.reuse;
+  plan->follow_redirects = config.follow_redirects;
+  plan->insecure = config.insecure;
+  plan->max_time_ms = static_cast<long>(config.max_time_s * 1000);
+  plan->read_size = static_cast<long>(std::min<std::uint64_t>(spec.buffer, CURL_MAX_READ_SIZE));
+  plan->window = spec.window;
+  plan->source = config.bind_address;
+  plan->device = config.bind_device;
+  plan->ip_resolve = config.family == config::AddressFamily::v4   ? CURL_IPRESOLVE_V4
+                     : config.family == config::AddressFamily::v6 ? CURL_IPRESOLVE_V6
+                                                                  : CURL_IPRESOLVE_WHATEVER;
+  plan->save_dir = config.save_dir;
+  plan->force = config.force;
+  if (!plan->save_dir.empty()) {
+    plan->file_names = name_files(*plan);
+    check_save_directory(*plan);
+  }
+  return plan;
+}
+
+}  // namespace testio::workloads::http

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""HTTP downloads (-c URL --transfers) against servers testio did not write: Debian's nginx (plain
+and TLS with a self-signed certificate made here), python3 -m http.server, and a Python server
+that misbehaves on purpose. Saved files are compared byte for byte; 404s, redirects, a short body,
+a reset, a stall and bad URLs each get their sentence. Usage: http_test.py TESTIO_BINARY SCHEMA.
+Counts and contents only; no rate or time is asserted."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import harness
+from harness import check, test
+from http_servers import MisbehavingServer, Nginx, PythonHttpServer, chunked_body
+
+valid = harness.schema_checker(sys.argv[2])
+
+# Sizes around the edges: empty, one byte, below and above a read, a few MB.
+SIZES = [0, 1, 4095, 65536, 300_001, 2_000_003, 6_000_000]
+
+
+def files_of_sizes():
+    return {f"files/{i}.bin": os.urandom(size) for i, size in enumerate(SIZES, 1)}
+
+
+def testio(*args, code=0, limit=120):
+    done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=limit,
+                          stdin=subprocess.DEVNULL)
+    check(done.returncode == code, f"testio {' '.join(args)}: exit {done.returncode}, wanted {code}: "
+                                   f"{done.stderr[-800:]}")
+    return done
+
+
+def transfers_of(done):
+    document = valid(json.loads(done.stdout))
+    return document, document["end"]["testio"]["transfers"]
+
+
+@test
+def nginx_bodies_are_counted_and_saved_byte_for_byte():
+    files = files_of_sizes()
+    with Nginx(files) as nginx, tempfile.TemporaryDirectory() as save:
+        for extra in ([], ["--reuse"]):
+            for name in os.listdir(save):
+                os.unlink(os.path.join(save, name))
+            done = testio("-c", nginx.url("files/{i}.bin"), "3", "--transfers", str(len(SIZES)), "--save", save,
+                          "--json", *extra)
+            document, transfers = transfers_of(done)
+            total = sum(SIZES)
+            check(transfers["completed"] == len(SIZES) and transfers["failed"] == 0, f"{extra}: {transfers}")
+            check(transfers["http"]["bytes"] == total == document["end"]["sum_received"]["bytes"],
+                  f"{extra}: {transfers['http']['bytes']} body bytes, counted "
+                  f"{document['end']['sum_received']['bytes']}, served {total}")
+            check(transfers["http"]["status_codes"] == {"200": len(SIZES)}, f"statuses {transfers['http']}")
+            opened = transfers["connections_opened"]
+            check(opened <= 3 if extra else opened == len(SIZES), f"{extra}: {opened} connections opened")
+            check(document["start"]["testio"]["workload"] == "http", "workload name")
+            for i, size in enumerate(SIZES, 1):
+                with open(os.path.join(save, f"{i}.bin"), "rb") as saved:
+                    check(saved.read() == files[f"files/{i}.bin"], f"{extra}: {i}.bin differs from the served file")
+            check(sorted(os.listdir(save)) == sorted(f"{i}.bin" for i in range(1, len(SIZES) + 1)),
+                  f"files left: {os.listdir(save)}")
+            for key in ("connect_us", "connect_seen_us", "transfer_ms"):
+                latency = transfers[key]
+                check(latency["min"] <= latency["p50"] <= latency["p99"] <= latency["max"], f"{key} {latency}")
+        # A second run refuses to overwrite before it connects; --force overwrites.
+        refused = testio("-c", nginx.url("files/{i}.bin"), "--transfers", "2", "--save", save, code=1)
+        check("would be overwritten" in refused.stderr and "--force" in refused.stderr, refused.stderr)
+        testio("-c", nginx.url("files/{i}.bin"), "--transfers", "2", "--save", save, "--force")
+
+
+@test
+def one_url_repeated_is_saved_under_transfer_numbers():
+    with Nginx({"one.bin": b"x" * 1000}) as nginx, tempfile.TemporaryDirectory() as save:
+        text = testio("-c", nginx.url("one.bin"), "2", "--transfers", "5", "--save", save).stdout
+        check("transfers: 5 of 5" in text and "HTTP status: 200 x 5" in text, text[-600:])
+        check(sorted(os.listdir(save)) == [f"transfer-{i}" for i in range(1, 6)], f"files: {os.listdir(save)}")
+
+
+@test
+def python_http_server_and_a_url_list():
+    with tempfile.TemporaryDirectory() as served, tempfile.TemporaryDirectory() as save:
+        names = ["a.dat", "b.dat", "c.dat"]
+        contents = {name: os.urandom(100_000 * (i + 1)) for i, name in enumerate(names)}
+        for name, data in contents.items():
+            with open(os.path.join(served, name), "wb") as f:
+                f.write(data)
+        with PythonHttpServer(served) as server:
+            url_list = os.path.join(save, "..", f"urls-{os.getpid()}.txt")
+            with open(url_list, "w") as f:
+                f.write("# the three files\n\n" + "".join(server.url(name) + "\n" for name in names))
+            try:
+                done = testio("--urls", url_list, "2", "--save", save, "--json")
+            finally:
+                os.unlink(url_list)
+            _, transfers = transfers_of(done)
+            check(transfers["requested"] == 3 and transfers["completed"] == 3, f"{transfers}")
+            for name, data in contents.items():
+                with open(os.path.join(save, name), "rb") as f:
+                    check(f.read() == data, f"{name} differs")
+
+
+@test
+def tls_needs_insecure_for_a_self_signed_certificate():
+    files = {"files/1.bin": os.urandom(3_000_000), "files/2.bin": os.urandom(5)}
+    with Nginx(files, tls=True) as nginx, tempfile.TemporaryDirectory() as save:
+        url = nginx.url("files/{i}.bin", tls=True)
+        refused = testio("-c", url, "--transfers", "2", "--json", code=1)
+        _, transfers = transfers_of(refused)
+        check(transfers["failed"] == 2 and "certificate" in transfers["first_error"].lower(), transfers["first_error"])
+        check(refused.stderr.count("transfer ") >= 2, refused.stderr)
+        for extra in ([], ["--reuse"]):
+            done = testio("-c", url, "2", "--transfers", "2", "--insecure", "--save", save, "--force", "--json", *extra)
+            _, transfers = transfers_of(done)
+            check(transfers["completed"] == 2 and transfers["http"]["bytes"] == 3_000_005, f"{extra}: {transfers}")
+            for name in ("1.bin", "2.bin"):
+                with open(os.path.join(save, name), "rb") as f:
+                    check(f.read() == files[f"files/{name}"], f"{extra}: {name} differs over TLS")
+
+
+@test
+def not_found_and_redirects_are_counted_and_named():
+    with Nginx({"files/1.bin": b"redirected here"}) as nginx, tempfile.TemporaryDirectory() as save:
+        done = testio("-c", nginx.url("missing/{i}"), "2", "--transfers", "4", "--save", save, "--json", code=1)
+        _, transfers = transfers_of(done)
+        check(transfers["failed"] == 4 and transfers["http"]["status_codes"] == {"404": 4}, f"{transfers}")
+        for i in range(1, 5):
+            check(f"transfer {i} ({nginx.url(f'missing/{i}')}): HTTP 404" in done.stderr, done.stderr)
+        check("4 of 4 transfers failed" in done.stderr, done.stderr)
+        check(os.listdir(save) == [], f"a failed transfer left {os.listdir(save)}")
+        moved = testio("-c", nginx.url("old"), code=1)
+        check("HTTP 301 (a redirect; --location follows it)" in moved.stderr, moved.stderr)
+        followed = testio("-c", nginx.url("old"), "--location", "--save", save)
+        check("HTTP status: 200 x 1" in followed.stdout, followed.stdout[-400:])
+        with open(os.path.join(save, "old"), "rb") as f:
+            check(f.read() == b"redirected here", "the redirect's target was not saved")
+
+
+@test
+def short_reset_and_stalled_bodies_fail_without_partial_files():
+    with MisbehavingServer() as server, tempfile.TemporaryDirectory() as save:
+        for path, words in (("short", "transfer closed with 50000 bytes remaining"),
+                            ("reset", "recv failure"), ("stall", "timed out after 15")):
+            started = time.monotonic()
+            done = testio("-c", server.url(path), "--max-time", "1.5", "--save", save, "--json", code=1, limit=30)
+            _, transfers = transfers_of(done)
+            check(transfers["failed"] == 1 and transfers["completed"] == 0, f"{path}: {transfers}")
+            check(words in transfers["first_error"].lower(), f"{path}: {transfers['first_error']}")
+            check(f"transfer 1 ({server.url(path)}): " in done.stderr, done.stderr)
+            check(os.listdir(save) == [], f"{path} left {os.listdir(save)}")
+            check(transfers["partial_files_removed"] == 1, f"{path}: {transfers['partial_files_removed']}")
+            check(time.monotonic() - started < 20, f"{path} took {time.monotonic() - started:.1f} s")
+        # A chunked body is whole, and equal to what was sent.
+        done = testio("-c", server.url("chunked/123457"), "--save", save, "--json")
+        _, transfers = transfers_of(done)
+        check(transfers["http"]["bytes"] == 123457, f"chunked: {transfers}")
+        with open(os.path.join(save, "123457"), "rb") as f:
+            check(f.read() == chunked_body(123457), "the chunked body differs")
+
+
+@test
+def bad_urls_and_options_are_one_sentence():
+    for args, code, words in (
+            (["-c", "http://[::1"], 2, "does not parse as a URL"),
+            (["-c", "ftp://127.0.0.1/x"], 2, "http:// and https://"),
+            (["-c", "http://127.0.0.1:1/x"], 1, "couldn't connect"),
+            (["-c", "http://127.0.0.1/x", "--size", "1M"], 2, "an HTTP server decides"),
+            (["-c", "http://127.0.0.1/x", "-t", "3"], 2, "drop -t"),
+            (["-c", "http://127.0.0.1/x", "-u"], 2, "-u"),
+            (["-c", "127.0.0.1", "--location"], 2, "apply to HTTP downloads"),
+            (["--urls", "/nonexistent/urls.txt"], 2, "cannot be read")):
+        done = testio(*args, code=code)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        check(any(words.lower() in line.lower() for line in lines), f"{args}: {done.stderr}")
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as urls:
+        urls.write("http://127.0.0.1/a\nnot a url\n")
+        urls.flush()
+        done = testio("--urls", urls.name, code=2)
+        check("line 2" in done.stderr, done.stderr)
+
+
+if __name__ == "__main__":
+    harness.main()
