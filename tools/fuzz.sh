@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang's libFuzzer (plus ASan and UBSan) and runs each for a bounded
 # time over its seed corpus: the control protocol (tests/fuzz/corpus) for SECONDS, what a UDP
-# receiver reads (tests/fuzz/udp_corpus) for a third of that. Usage: tools/fuzz.sh [SECONDS]
+# receiver reads (tests/fuzz/udp_corpus) for a third of that, and the URLs of HTTP downloads
+# (tests/fuzz/url_corpus, through libcurl's parser) for a sixth. Usage: tools/fuzz.sh [SECONDS]
 # New inputs go to a scratch directory, not the committed corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,7 @@ control_sources=(tests/fuzz/control_fuzzer.cpp src/control/framing.cpp src/contr
          src/stats/summary.cpp src/stats/sampler.cpp src/net/tcp_info.cpp src/net/nic_counters.cpp src/util/units.cpp
          src/util/digest.cpp)
 udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/datagram.cpp src/stats/udp_sequence.cpp)
+url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp)
 
 # build NAME SOURCES...: the target, rebuilt when any source under src/ is newer.
 build() {
@@ -20,17 +22,21 @@ build() {
   shift
   if [ ! -x "$out/$name" ] || [ -n "$(find "$@" src -newer "$out/$name" -name '*.[ch]pp' | head -1)" ]; then
     clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      -DTESTIO_VERSION='"fuzz"' -Isrc "$@" -lcrypto -o "$out/$name"
+      -DTESTIO_VERSION='"fuzz"' -Isrc "$@" -lcrypto -lcurl -o "$out/$name"
   fi
 }
 build control_fuzzer "${control_sources[@]}"
 build udp_fuzzer "${udp_sources[@]}"
+build url_fuzzer "${url_sources[@]}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/control" "$scratch/udp"
+mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url"
 # -rss_limit_mb keeps memory bounded; -max_len lets a few frames fit; -timeout catches hangs.
 "$out/control_fuzzer" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/control" tests/fuzz/corpus 2>&1 | tail -n 12
 echo "== fuzzing what a UDP receiver reads"
 "$out/udp_fuzzer" -max_total_time=$(( (seconds + 2) / 3 )) -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/udp" tests/fuzz/udp_corpus 2>&1 | tail -n 6
+echo "== fuzzing the URLs of HTTP downloads"
+"$out/url_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+  -print_final_stats=1 "$scratch/url" tests/fuzz/url_corpus 2>&1 | tail -n 6

@@ -11,16 +11,9 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "workloads/http/http_url.hpp"
 
 namespace testio::workloads::http {
-
-// Why `url` cannot be downloaded (it does not parse, its scheme is not http or https, it has no
-// host), in one sentence; empty when it can. A `{i}` in it stands for a transfer number.
-std::string url_problem(const std::string& url);
-
-// The URL's file name for --save: its path's last segment (without the query), or empty when it
-// has none ("http://host/", "..").
-std::string file_name_of(const std::string& url);
 
 struct HttpPlan {
   std::vector<std::string> urls;     // one with "{i}" (a template), or each in turn (--urls)

@@ -1,0 +1,19 @@
+// libFuzzer target: a URL as a user or a --urls file gives it. testio's own code on top of
+// libcurl's parser must never crash, and the file name --save derives from any URL must stay
+// inside DIR: no '/', never "." or "..".
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "workloads/http/http_url.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string url(reinterpret_cast<const char*>(data), size);
+  (void)testio::workloads::http::url_problem(url);
+  const std::string numbered = testio::workloads::http::url_with_number(url, 1234567);
+  if (numbered.find(testio::workloads::http::kNumberToken) != std::string::npos) std::abort();
+  const std::string name = testio::workloads::http::file_name_of(numbered);
+  if (name.find('/') != std::string::npos || name == "." || name == "..") std::abort();
+  return 0;
+}
