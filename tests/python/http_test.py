@@ -6,6 +6,8 @@ a reset, a stall and bad URLs each get their sentence. Usage: http_test.py TESTI
 Counts and contents only; no rate or time is asserted."""
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -16,6 +18,7 @@ from harness import check, test
 from http_servers import MisbehavingServer, Nginx, PythonHttpServer, chunked_body
 
 valid = harness.schema_checker(sys.argv[2])
+SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
 
 # Sizes around the edges: empty, one byte, below and above a read, a few MB.
 SIZES = [0, 1, 4095, 65536, 300_001, 2_000_003, 6_000_000]
@@ -69,6 +72,40 @@ def nginx_bodies_are_counted_and_saved_byte_for_byte():
         refused = testio("-c", nginx.url("files/{i}.bin"), "--transfers", "2", "--save", save, code=1)
         check("would be overwritten" in refused.stderr and "--force" in refused.stderr, refused.stderr)
         testio("-c", nginx.url("files/{i}.bin"), "--transfers", "2", "--save", save, "--force")
+
+
+@test
+def json_stream_lines_follow_the_schema():
+    with Nginx({"same.bin": os.urandom(200_000)}) as nginx:
+        done = testio("-c", nginx.url("same/{i}"), "4", "--transfers", "40", "--json-stream", "-i", "0.1")
+        events = [valid(json.loads(line)) for line in done.stdout.splitlines()]
+        kinds = [event["event"] for event in events]
+        check(kinds[0] == "start" and kinds[-1] == "end" and "interval" in kinds, f"events {sorted(set(kinds))}")
+        transfers = events[-1]["data"]["testio"]["transfers"]
+        check(transfers["completed"] == 40 and transfers["http"]["bytes"] == 40 * 200_000, f"{transfers}")
+
+
+@test
+def sigint_ends_the_run_with_a_report_and_no_partial_file():
+    with Nginx({"same.bin": os.urandom(6_000_000)}) as nginx, tempfile.TemporaryDirectory() as save:
+        process = subprocess.Popen([harness.BINARY, "-c", nginx.url("same/{i}"), "4", "--transfers", "100000",
+                                    "--save", save, "--json", "-l", "16K"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        try:
+            harness.wait_until(lambda: len(os.listdir(save)) >= 3, 30, "the first files saved")
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+        check(process.returncode == 1, f"exit {process.returncode}: {err.decode()[-400:]}")
+        document, transfers = transfers_of(subprocess.CompletedProcess([], 1, out.decode(), ""))
+        check(document["end"]["testio"].get("ended_because") == "interrupted by SIGINT", f"{document.get('error')}")
+        names = os.listdir(save)
+        check(not [name for name in names if name.endswith(".testio-part")], f"part files left: {names}")
+        check(len(names) == transfers["completed"] and 3 <= transfers["completed"] < 100000 and
+              transfers["failed"] == 0, f"{len(names)} files, {transfers}")
 
 
 @test
@@ -158,6 +195,25 @@ def short_reset_and_stalled_bodies_fail_without_partial_files():
         check(transfers["http"]["bytes"] == 123457, f"chunked: {transfers}")
         with open(os.path.join(save, "123457"), "rb") as f:
             check(f.read() == chunked_body(123457), "the chunked body differs")
+
+
+@test
+def five_hundred_slots_count_exactly_in_bounded_memory():
+    """500 transfers at a time from nginx: every body counted, and the client's peak RSS (about
+    16 MB plus 16 KiB a slot here) far below a generous bound. Memory is the sanitizer's in a
+    sanitized build, so there only the counts are checked."""
+    with Nginx({"small.bin": os.urandom(1000)}) as nginx:
+        process = subprocess.Popen([harness.BINARY, "-c", nginx.url("small.bin"), "500", "--transfers", "1500",
+                                    "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        out, err = process.communicate(timeout=120)
+        check(process.returncode == 0, err.decode()[-500:])
+        # The largest of every child waited for so far: testio's peak, or above it.
+        peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        _, transfers = transfers_of(subprocess.CompletedProcess([], 0, out.decode(), ""))
+        check(transfers["completed"] == 1500 and transfers["http"]["bytes"] == 1_500_000, f"{transfers}")
+        check(transfers["connections_opened"] == 1500, f"{transfers['connections_opened']} connections opened")
+    if not SANITIZED:
+        check(peak_kib < 150 * 1024, f"peak RSS {peak_kib} KiB for 500 slots")
 
 
 @test

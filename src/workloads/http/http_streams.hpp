@@ -52,10 +52,15 @@ class CurlLoop final : public engines::StreamLoop {
   void run(const engines::TestClock& clock, const engines::BlockingSignals& signals) override;
 
  private:
+  static int on_socket(CURL*, curl_socket_t fd, int what, void* loop, void*);
+  static int on_timer(CURLM*, long timeout_ms, void* loop);
   bool any_active() const noexcept;
+  int wait_ms() const noexcept;
   void collect_finished();
 
   CURLM* multi_;
+  int epoll_;                          // the sockets libcurl asked to watch
+  engines::Clock::time_point timer_due_ = engines::Clock::time_point::max();  // libcurl's next timeout
   std::vector<HttpSlot*> slots_;
   HttpTally& tally_;  // the side's, so it outlives the worker
 };
