@@ -112,19 +112,21 @@ def transfers_table(args):
                 if transfers:
                     samples[kind].append((transfers["seconds"], transfers["bits_per_second"] / 1e9,
                                           transfers["transfers_per_second"], transfers["transfer_ms"]["p50"],
-                                          transfers["transfer_ms"]["p99"], transfers["connect_us"]["p50"]))
+                                          transfers["transfer_ms"]["p99"], transfers["connect_us"]["p50"],
+                                          transfers["connect_seen_us"]["p50"]))
                 else:
                     received = end["sum_received"]
-                    samples[kind].append((received["seconds"], received["bits_per_second"] / 1e9, 0, 0, 0, 0))
+                    samples[kind].append((received["seconds"], received["bits_per_second"] / 1e9, 0, 0, 0, 0, 0))
                 print(f"# {kind}: {samples[kind][-1][1]:.1f} Gbit/s", file=sys.stderr, flush=True)
     finally:
         testio.stop()
     print(f"| {count} x 6 MB, {at_once} at a time | seconds | Gbit/s | transfers/s | transfer p50 ms | "
-          "transfer p99 ms | connect p50 us |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "transfer p99 ms | connect p50 us | connect as seen p50 us |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for kind, values in samples.items():
-        m = [statistics.median(v[i] for v in values) for i in range(6)]
-        extra = "- | - | - | -" if kind.startswith("bulk") else f"{m[2]:.0f} | {m[3]:.1f} | {m[4]:.1f} | {m[5]:.0f}"
+        m = [statistics.median(v[i] for v in values) for i in range(7)]
+        extra = ("- | - | - | - | -" if kind.startswith("bulk")
+                 else f"{m[2]:.0f} | {m[3]:.1f} | {m[4]:.1f} | {m[5]:.0f} | {m[6]:.0f}")
         print(f"| {kind} | {m[0]:.2f} | {m[1]:.1f} | {extra} |")
     print(f"\n(medians of {args.repeat} runs; the bulk line is `-n {count * size}` over {at_once} connections)")
 
