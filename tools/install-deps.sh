@@ -27,5 +27,20 @@ as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)
 export DEBIAN_FRONTEND=noninteractive   # iperf3 asks whether to start a daemon: it must not
 echo "installing: ${missing[*]}" >&2
+# Packages with a daemon (nginx, iperf3) must not start one: the tests start their own servers on
+# free loopback ports and stop them. Debian asks policy-rc.d before starting a service.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+  "${as_root[@]}" chmod 755 "$policy"
+  own_policy=1
+  trap '"${as_root[@]}" rm -f "$policy"' EXIT   # also when the install fails
+fi
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# ... nor start one at the next boot.
+if [[ " ${missing[*]} " == *" nginx-light "* ]] && command -v systemctl >/dev/null; then
+  "${as_root[@]}" systemctl disable nginx >/dev/null 2>&1 || true
+fi
+exit 0

@@ -154,7 +154,7 @@ void check_iperf3(const config::Config& config, const GivenOptions& given) {
 void add_test_options(cxxopts::Options& options) {
   // clang-format off
   options.add_options("Client")
-    ("c,client", "Run as a client against the testio server at HOST", cxxopts::value<std::string>(), "HOST")
+    ("c,client", "Run as a client against the testio server at HOST, or download from an http:// or https:// URL", cxxopts::value<std::string>(), "HOST")
     ("P,parallel", "Number of connections (same as the positional N)", cxxopts::value<std::string>(), "N")
     ("t,time", "Seconds to send for", cxxopts::value<std::string>()->default_value("10"), "SECONDS")
     ("n,bytes", "Send this many bytes in total, split over the connections, instead of a time",
