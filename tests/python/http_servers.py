@@ -54,13 +54,13 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def wait_for_port(port, process, limit=10):
+def wait_for_port(port, process, limit=10, host="127.0.0.1"):
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if process.poll() is not None:
             return False
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            if probe.connect_ex((host, port)) == 0:
                 return True
         time.sleep(0.05)
     return False
@@ -128,19 +128,20 @@ class Nginx:
 
 
 class PythonHttpServer:
-    """`python3 -m http.server` on 127.0.0.1 over `directory`."""
+    """`python3 -m http.server` on `host` (127.0.0.1, or ::1) over `directory`."""
 
-    def __init__(self, directory):
-        self.port = free_port()
-        self.process = subprocess.Popen(["python3", "-m", "http.server", str(self.port), "--bind", "127.0.0.1",
+    def __init__(self, directory, host="127.0.0.1"):
+        self.port, self.host = free_port(), host
+        self.process = subprocess.Popen(["python3", "-m", "http.server", str(self.port), "--bind", host,
                                          "--directory", directory],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if not wait_for_port(self.port, self.process):
+        if not wait_for_port(self.port, self.process, host=host):
             self.__exit__()
             raise RuntimeError("python3 -m http.server did not start")
 
     def url(self, path):
-        return f"http://127.0.0.1:{self.port}/{path}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/{path}"
 
     def __enter__(self):
         return self

@@ -138,6 +138,11 @@ def python_http_server_and_a_url_list():
             for name, data in contents.items():
                 with open(os.path.join(save, name), "rb") as f:
                     check(f.read() == data, f"{name} differs")
+        # IPv6: a literal address in brackets, and -6.
+        with PythonHttpServer(served, host="::1") as server:
+            done = testio("-c", server.url("c.dat"), "-6", "--json")
+            _, transfers = transfers_of(done)
+            check(transfers["http"]["bytes"] == len(contents["c.dat"]), f"::1: {transfers}")
 
 
 @test
