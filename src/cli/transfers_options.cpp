@@ -106,6 +106,7 @@ void check_transfers(const config::Config& config, const GivenOptions& given) {
     if (given.http_options) throw UsageError("--location, --insecure and --max-time apply to HTTP downloads (-c URL)");
     return;
   }
+  if (http && config.urls.empty()) throw UsageError("an HTTP download test needs -c URL or --urls FILE");
   if (http && given.size) throw UsageError("--size is for a testio server; an HTTP server decides each body's size");
   if (!http && given.http_options) throw UsageError("--location, --insecure and --max-time apply to HTTP downloads (-c URL)");
   if (http && given.urls && !config.host.empty()) throw UsageError("--urls names the servers: drop -c");
