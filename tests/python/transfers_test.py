@@ -28,7 +28,9 @@ def fresh_and_kept_connections_move_exact_counts():
             check(end["sum_sent"]["bytes"] == want == end["sum_received"]["bytes"],
                   f"{extra}: sent {end['sum_sent']['bytes']}, received {end['sum_received']['bytes']}, want {want}")
             opened = transfers["connections_opened"]
-            check(opened == (4 if extra else 37), f"{extra}: {opened} connections opened")
+            # Kept: one per slot that took a transfer; a worker that starts late may find every
+            # transfer already taken by the others' slots (a loaded CI machine: 2 of 4).
+            check(1 <= opened <= 4 if extra else opened == 37, f"{extra}: {opened} connections opened")
             check(document["start"]["testio"]["workload"] == "transfers" and
                   document["start"]["test_start"]["reverse"] == 1, "start fields")
             latency = transfers["transfer_ms"]
