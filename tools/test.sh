@@ -5,7 +5,8 @@
 #   2. ASan + UBSan build: every suite again but the testbed (it measures timing);
 #   3. TSan build: the multi-threaded suites (integration, and the in-process 'threads' units);
 #   (stages 2 and 3 each run the 'options' suites beside the rest, two meson test processes);
-#   4. the control-protocol fuzz target for a bounded time (30 s; TESTIO_FUZZ_SECONDS to change).
+#   4. the control-protocol fuzz target for a bounded time (30 s; TESTIO_FUZZ_SECONDS to change);
+#   and after stage 1, the Debian package: built, installed with dpkg -i, run, removed.
 # Ends with one line "N passed, N failed" counted over individual test cases of every stage.
 # TESTIO_QUICK=1 runs stage 1 only.
 set -uo pipefail
@@ -66,6 +67,17 @@ if tools/build.sh build-test; then
   stage "release build" build-test
 else
   build_failed build-test
+fi
+
+# The Debian package from the release build: installed, run, its manual found, removed, and
+# nothing of it left behind.
+echo "== Debian package"
+if bash tools/package_check.sh build-test; then
+  extra_passed=$((extra_passed + 1))
+else
+  echo "the Debian package failed its check (see above)"
+  extra_failed=$((extra_failed + 1))
+  status=1
 fi
 
 if [ "${TESTIO_QUICK:-0}" != 1 ]; then

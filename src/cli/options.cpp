@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/groups.hpp"
+#include "cli/manual.hpp"
 #include "cli/profile.hpp"
 #include "cli/validate.hpp"
 #include "util/units.hpp"
@@ -39,13 +40,19 @@ cxxopts::Options make_options() {
   add_test_options(options);
   add_tuning_options(options);
   add_udp_options(options);
+  // For the build, which installs what they print; not in --help (cli/manual.hpp).
+  options.add_options("Packaging")
+    ("man", "Print the manual page testio(1) in roff and exit")
+    ("bash-completion", "Print the bash completion script and exit");
   options.parse_positional({"connections"});
   return options;
 }
 
 // Long option names a profile may set: every option but those that only make sense typed.
 bool profile_may_set(const cxxopts::Options& options, const std::string& key) {
-  if (key == "help" || key == "version" || key == "config" || key == "connections") return false;
+  if (key == "help" || key == "version" || key == "config" || key == "connections" || key == "man" ||
+      key == "bash-completion")
+    return false;
   for (const std::string& group : options.groups())
     for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options)
       for (const std::string& name : option.l)
@@ -116,10 +123,11 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     tokens.insert(tokens.begin() + 1, profile->tokens.begin(), profile->tokens.end());
     args = parse_tokens(options, tokens);
   }
-  if (args.count("help")) {
+  if (args.count("help") || args.count("man") || args.count("bash-completion")) {
     parsed.action = ParsedCommandLine::Action::help;
-    parsed.help_text = options.help({"General", "Server", "Client", "Tuning", "Request/response", "Transfers",
-                                     "Raw TCP", "Limits and security"});
+    parsed.help_text = args.count("man")               ? man_page(options)
+                       : args.count("bash-completion") ? bash_completion(options)
+                                                       : options.help(help_groups());
     return parsed;
   }
   if (args.count("version")) {

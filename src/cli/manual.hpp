@@ -1,0 +1,23 @@
+// testio(1) and the bash completion, both made from the option table that --help prints, so
+// neither can drift from it. The build runs `testio --man` and `testio --bash-completion` and
+// installs what they print (docs/packaging.md).
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+namespace testio::cli {
+
+// The groups --help and the manual show, in order.
+const std::vector<std::string>& help_groups();
+
+// The manual page in roff (man(7) macros).
+std::string man_page(const cxxopts::Options& options);
+
+// A bash completion script: every option, and file names after the options that take a file.
+std::string bash_completion(const cxxopts::Options& options);
+
+}  // namespace testio::cli
