@@ -15,6 +15,7 @@ packages=(
   iproute2                                   # ip netns, veth and tc tbf for tools/testbed.sh
   libcurl4-openssl-dev                       # HTTP downloads (-c URL): libcurl's multi interface, OpenSSL for https
   nginx-light openssl curl wrk               # HTTP tests and benchmarks: a real server, its certificate, curl and wrk beside testio
+  dpkg-dev man-db                            # tools/deb.sh (dpkg-shlibdeps) and the package check (man -w)
 )
 
 missing=()
