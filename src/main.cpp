@@ -6,10 +6,15 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
+#include "cli/exporter_options.hpp"
 #include "cli/options.hpp"
+#include "metrics/exporter.hpp"
+#include "metrics/server_metrics.hpp"
+#include "metrics/textfile_reporter.hpp"
 #include "session/client.hpp"
 #include "session/http_client.hpp"
 #include "session/raw.hpp"
@@ -24,9 +29,52 @@
 namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
+
+// `testio exporter ...`: its own options, its own loop.
+int run_exporter(int argc, char** argv) {
+  testio::cli::ParsedExporterCommandLine parsed;
+  try {
+    parsed = testio::cli::parse_exporter_command_line(argc, argv);
+  } catch (const testio::util::UsageError& error) {
+    std::fprintf(stderr, "testio: %s\n", error.what());
+    return kExitUsage;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "testio: %s\n", error.what());
+    return kExitRuntime;
+  }
+  if (parsed.action == testio::cli::ParsedExporterCommandLine::Action::help) {
+    std::cout << parsed.help_text;
+    return 0;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    testio::util::setup_logging(std::max(1, parsed.config.verbosity), "");
+    return testio::metrics::run_exporter(parsed.config);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "testio: %s\n", error.what());
+    return kExitRuntime;
+  }
+}
+
+// The test, with its report through `reporter`.
+int run(const testio::config::Config& config, testio::report::Reporter& reporter, std::ostream& out) {
+  const bool server = config.role == testio::config::Role::server;
+  if (config.raw)
+    return server ? testio::session::run_raw_server(config, out) : testio::session::run_raw_client(config, reporter, out);
+  if (config.iperf3) return testio::iperf3::run_iperf3_client(config, reporter);
+  if (config.spec.is("http")) return testio::session::run_http_client(config, reporter);
+  if (!server) return testio::session::run_client(config, reporter);
+  // Every test's report passes through the server's counters (--metrics).
+  testio::metrics::ServerMetrics metrics(reporter);
+  // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.
+  testio::iperf3::Iperf3Clients iperf3_clients(config, metrics);
+  return testio::session::run_server(config, metrics, &iperf3_clients);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (testio::cli::is_exporter_command(argc, argv)) return run_exporter(argc, argv);
   using testio::cli::ParsedCommandLine;
   ParsedCommandLine parsed;
   try {
@@ -67,24 +115,22 @@ int main(int argc, char** argv) {
   options.verbose = config.verbosity > 0;
   options.unit = config.unit;
   std::unique_ptr<testio::report::Reporter> reporter = testio::report::make_reporter(config.output, out, options);
+  // --prometheus: the same events, and the file once the exit code is known.
+  std::optional<testio::metrics::TextfileReporter> textfile;
+  if (!config.prometheus_file.empty()) textfile.emplace(*reporter, config.prometheus_file);
+  testio::report::Reporter& reporting = textfile ? static_cast<testio::report::Reporter&>(*textfile) : *reporter;
 
   // A peer that vanishes must surface as EPIPE on the write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
   // Thousands of connections need as many descriptors; the soft limit is often far below the hard.
   testio::util::raise_descriptor_limit();
+  int exit_code = kExitRuntime;
   try {
-    if (config.raw)
-      return server ? testio::session::run_raw_server(config, out)
-                    : testio::session::run_raw_client(config, *reporter, out);
-    if (config.iperf3) return testio::iperf3::run_iperf3_client(config, *reporter);
-    if (config.spec.is("http")) return testio::session::run_http_client(config, *reporter);
-    if (!server) return testio::session::run_client(config, *reporter);
-    // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.
-    testio::iperf3::Iperf3Clients iperf3_clients(config, *reporter);
-    return testio::session::run_server(config, *reporter, &iperf3_clients);
+    exit_code = run(config, reporting, out);
   } catch (const std::exception& error) {
     spdlog::error("{}", error.what());
-    reporter->error(error.what());
-    return kExitRuntime;
+    reporting.error(error.what());
   }
+  if (textfile && !textfile->finish(exit_code)) return kExitRuntime;
+  return exit_code;
 }

@@ -2,7 +2,8 @@
 # Builds the fuzz targets with clang's libFuzzer (plus ASan and UBSan) and runs each for a bounded
 # time over its seed corpus: the control protocol (tests/fuzz/corpus) for SECONDS, what a UDP
 # receiver reads (tests/fuzz/udp_corpus) for a third of that, and the URLs of HTTP downloads
-# (tests/fuzz/url_corpus, through libcurl's parser) for a sixth. Usage: tools/fuzz.sh [SECONDS]
+# (tests/fuzz/url_corpus, through libcurl's parser) for a sixth, and the request heads of the
+# metrics endpoints with the probe's plan (tests/fuzz/http_corpus) for a sixth. Usage: tools/fuzz.sh [SECONDS]
 # New inputs go to a scratch directory, not the committed corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ control_sources=(tests/fuzz/control_fuzzer.cpp src/control/framing.cpp src/contr
          src/util/digest.cpp)
 udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/datagram.cpp src/stats/udp_sequence.cpp)
 url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp)
+http_sources=(tests/fuzz/http_request_fuzzer.cpp src/metrics/http_request.cpp src/metrics/probe.cpp)
 
 # build NAME SOURCES...: the target, rebuilt when any source under src/ is newer.
 build() {
@@ -28,9 +30,10 @@ build() {
 build control_fuzzer "${control_sources[@]}"
 build udp_fuzzer "${udp_sources[@]}"
 build url_fuzzer "${url_sources[@]}"
+build http_request_fuzzer "${http_sources[@]}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url"
+mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url" "$scratch/http"
 # -rss_limit_mb keeps memory bounded; -max_len lets a few frames fit; -timeout catches hangs.
 "$out/control_fuzzer" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/control" tests/fuzz/corpus 2>&1 | tail -n 12
@@ -40,3 +43,6 @@ echo "== fuzzing what a UDP receiver reads"
 echo "== fuzzing the URLs of HTTP downloads"
 "$out/url_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/url" tests/fuzz/url_corpus 2>&1 | tail -n 6
+echo "== fuzzing the HTTP requests of /metrics and /probe"
+"$out/http_request_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=9000 -rss_limit_mb=2048 -timeout=10 \
+  -print_final_stats=1 "$scratch/http" tests/fuzz/http_corpus 2>&1 | tail -n 6

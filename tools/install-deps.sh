@@ -16,6 +16,7 @@ packages=(
   libcurl4-openssl-dev                       # HTTP downloads (-c URL): libcurl's multi interface, OpenSSL for https
   nginx-light openssl curl wrk               # HTTP tests and benchmarks: a real server, its certificate, curl and wrk beside testio
   dpkg-dev man-db                            # tools/deb.sh (dpkg-shlibdeps) and the package check (man -w)
+  prometheus                                 # the metrics tests: a real Prometheus scraping testio, and promtool's lint
 )
 
 missing=()
@@ -28,7 +29,7 @@ as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)
 export DEBIAN_FRONTEND=noninteractive   # iperf3 asks whether to start a daemon: it must not
 echo "installing: ${missing[*]}" >&2
-# Packages with a daemon (nginx, iperf3) must not start one: the tests start their own servers on
+# Packages with a daemon (nginx, iperf3, prometheus) must not start one: the tests start their own servers on
 # free loopback ports and stop them. Debian asks policy-rc.d before starting a service.
 policy=/usr/sbin/policy-rc.d
 own_policy=0
@@ -41,7 +42,8 @@ fi
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # ... nor start one at the next boot.
-if [[ " ${missing[*]} " == *" nginx-light "* ]] && command -v systemctl >/dev/null; then
-  "${as_root[@]}" systemctl disable nginx >/dev/null 2>&1 || true
+if command -v systemctl >/dev/null; then
+  [[ " ${missing[*]} " == *" nginx-light "* ]] && { "${as_root[@]}" systemctl disable nginx >/dev/null 2>&1 || true; }
+  [[ " ${missing[*]} " == *" prometheus "* ]] && { "${as_root[@]}" systemctl disable prometheus >/dev/null 2>&1 || true; }
 fi
 exit 0

@@ -20,11 +20,11 @@ trap removed EXIT
 /usr/bin/testio --version
 man -w testio
 # The manual is the option table: an option of each group is in it.
-for option in --max-tests --transfers --urls --no-gso --rr --raw --psk-file; do
+for option in --max-tests --transfers --urls --no-gso --rr --raw --psk-file --metrics --max-probes; do
   MANPAGER=cat MANWIDTH=200 man testio 2>/dev/null | grep -q -e "$option" || { echo "testio(1) lacks $option"; exit 1; }
 done
 for path in /usr/share/bash-completion/completions/testio /lib/systemd/system/testio.service \
-    /usr/share/doc/testio/README.md; do
+    /lib/systemd/system/testio-exporter.service /usr/share/testio/grafana/testio.json /usr/share/doc/testio/README.md; do
   [ -f "$path" ] || [ -f "/usr$path" ] || { echo "missing after install: $path"; exit 1; }
 done
 grep -q '^ExecStart=/usr/bin/testio ' /usr/lib/systemd/system/testio.service /lib/systemd/system/testio.service \

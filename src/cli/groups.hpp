@@ -60,6 +60,11 @@ void add_udp_options(cxxopts::Options& options);
 void fill_udp(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given, bool profile_names_buffer);
 void check_udp(const config::Config& config, const GivenOptions& given);
 
+// metrics_options.cpp: --metrics (server) and --prometheus (client).
+void add_metrics_options(cxxopts::Options& options);
+void fill_metrics(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given);
+void check_metrics(const config::Config& config, const GivenOptions& given);
+
 // raw_options.cpp: --raw, -F and --hash.
 void add_raw_options(cxxopts::Options& options);
 void fill_raw(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given);

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "cli/exporter_options.hpp"
+
 namespace testio::cli {
 namespace {
 
@@ -25,6 +27,38 @@ std::string option_heading(const cxxopts::HelpOptionDetails& option) {
   if (!option.is_boolean && !option.arg_help.empty()) heading += " \\fI" + roff(option.arg_help) + "\\fR";
   return heading;
 }
+
+std::string option_entries(const cxxopts::Options& options, const std::string& group) {
+  std::string entries;
+  for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options) {
+    entries += ".TP\n" + option_heading(option) + "\n" + roff(option.desc);
+    if (option.has_default && !option.is_boolean) entries += " (default: " + roff(option.default_value) + ")";
+    entries += "\n";
+  }
+  return entries;
+}
+
+const char* const kExporter = R"(.SH EXPORTER
+.B testio exporter
+.RI [ options ]
+serves Prometheus probes, as blackbox_exporter does: each
+.I /probe?target=HOST[:PORT]&connections=N&time=SECONDS
+(with
+.IR reverse=1 ,
+.IR bidir=1 ,
+.IR udp=1 ,
+.IR bitrate= ,
+.IR length= ,
+.I rr=1
+or
+.I iperf3=1
+as it needs) runs that test as a client and answers with its metrics;
+.I testio_up
+is 0, with the reason as a label, when the test fails.
+.I /metrics
+holds the exporter's own counters. The metrics are listed in
+.IR /usr/share/doc/testio/metrics.md .
+)";
 
 const char* const kDescription = R"(.SH DESCRIPTION
 testio measures TCP and UDP bandwidth and latency between two hosts, in the family of iperf3,
@@ -83,40 +117,50 @@ the benchmarks.
 const std::vector<std::string>& help_groups() {
   static const std::vector<std::string> groups = {"General", "Server", "Client", "Tuning", "UDP",
                                                   "Request/response", "Transfers", "Raw TCP",
-                                                  "Limits and security"};
+                                                  "Metrics", "Limits and security"};
   return groups;
 }
 
 std::string man_page(const cxxopts::Options& options) {
   std::string page = ".TH TESTIO 1 \"\" \"testio " TESTIO_VERSION "\" \"User Commands\"\n";
   page += ".SH NAME\ntestio \\- multi\\-connection TCP and UDP bandwidth and latency tester\n";
-  page += ".SH SYNOPSIS\n.B testio \\-s\n.RI [ options ]\n.br\n.B testio \\-c\n.I HOST\n.RI [ options ] \" \" [ N ]\n";
+  page += ".SH SYNOPSIS\n.B testio \\-s\n.RI [ options ]\n.br\n.B testio \\-c\n.I HOST\n.RI [ options ] \" \" [ N ]\n"
+          ".br\n.B testio exporter\n.RI [ options ]\n";
   page += kDescription;
   page += ".SH OPTIONS\n";
   for (const std::string& group : help_groups()) {
     page += ".SS " + roff(group) + " options\n";
-    for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options) {
-      page += ".TP\n" + option_heading(option) + "\n" + roff(option.desc);
-      if (option.has_default && !option.is_boolean) page += " (default: " + roff(option.default_value) + ")";
-      page += "\n";
-    }
+    page += option_entries(options, group);
   }
+  page += kExporter;
+  page += option_entries(exporter_options(), "Exporter");
   return page + kTail;
 }
 
-std::string bash_completion(const cxxopts::Options& options) {
-  std::set<std::string> words, file_options;
-  for (const std::string& group : help_groups())
+namespace {
+
+void add_words(const cxxopts::Options& options, const std::vector<std::string>& groups, std::set<std::string>& words,
+               std::set<std::string>& file_options) {
+  for (const std::string& group : groups)
     for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options) {
+      const bool takes_file = option.arg_help == "FILE" || option.arg_help == "DIR";
       for (const std::string& name : option.l) {
         words.insert("--" + name);
-        if (option.arg_help == "FILE" || option.arg_help == "DIR") file_options.insert("--" + name);
+        if (takes_file) file_options.insert("--" + name);
       }
       if (!option.s.empty()) {
         words.insert("-" + option.s);
-        if (option.arg_help == "FILE" || option.arg_help == "DIR") file_options.insert("-" + option.s);
+        if (takes_file) file_options.insert("-" + option.s);
       }
     }
+}
+
+}  // namespace
+
+std::string bash_completion(const cxxopts::Options& options) {
+  std::set<std::string> words{"exporter"}, file_options;
+  add_words(options, help_groups(), words, file_options);
+  add_words(exporter_options(), {"Exporter"}, words, file_options);
   std::string all, files;
   for (const std::string& word : words) all += (all.empty() ? "" : " ") + word;
   for (const std::string& word : file_options) files += (files.empty() ? "" : "|") + word;

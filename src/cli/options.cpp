@@ -40,6 +40,7 @@ cxxopts::Options make_options() {
   add_test_options(options);
   add_tuning_options(options);
   add_udp_options(options);
+  add_metrics_options(options);
   // For the build, which installs what they print; not in --help (cli/manual.hpp).
   options.add_options("Packaging")
     ("man", "Print the manual page testio(1) in roff and exit")
@@ -72,6 +73,7 @@ void fill_config(const cxxopts::ParseResult& args, config::Config& config, Given
   fill_test(args, config, given);
   fill_tuning(args, config, given);
   fill_udp(args, config, given, profile_names_buffer);
+  fill_metrics(args, config, given);
   spec::TestSpec& spec = config.spec;
   // A counted test has no window. (-F's is counted too, once the client has opened the file.)
   if (given.bytes || given.num || given.transfers || spec.is("http")) spec.duration_s = 0;

@@ -17,6 +17,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_tuning(config, given);
   check_test(config, given);
   check_udp(config, given);
+  check_metrics(config, given);
   try {
     workloads::check(config.spec, config.limits);
   } catch (const spec::SpecError& error) {

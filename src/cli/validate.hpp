@@ -20,6 +20,7 @@ struct GivenOptions {
   bool rate = false, total_rate = false, client_tuning = false;  // -M, --cport, -b, --total-rate, --fq-rate, --no-lowat
   bool iface_stats = false;
   bool iperf3 = false, reverse = false, bidir = false, psk_file = false;
+  bool metrics = false, prometheus = false;  // --metrics, --prometheus
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

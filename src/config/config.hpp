@@ -53,6 +53,9 @@ struct Config {
   bool iperf3 = false;              // --iperf3: the server at -c is a stock iperf3 -s
   bool udp_counters_64bit = false;  // --iperf3 -u --udp-counters-64bit: iperf3's 64-bit datagram counter
 
+  std::string metrics_listen;       // server: --metrics ADDRESS:PORT serves /metrics
+  std::string prometheus_file;      // client: --prometheus FILE, node_exporter's textfile
+
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   spec::Limits limits;
 };

@@ -18,8 +18,12 @@ namespace testio::session {
 struct TestSlots {
   std::uint32_t taken = 0;
   std::uint32_t max = 1;
+  std::uint64_t busy_refusals = 0;  // for --metrics
   bool try_take() noexcept {
-    if (taken >= max) return false;
+    if (taken >= max) {
+      ++busy_refusals;
+      return false;
+    }
     ++taken;
     return true;
   }

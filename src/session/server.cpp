@@ -22,6 +22,7 @@
 #include "control/channel.hpp"
 #include "control/framing.hpp"
 #include "engines/bulk_streams.hpp"
+#include "metrics/http_listener.hpp"
 #include "session/test_start.hpp"
 #include "workloads/registry.hpp"
 
@@ -68,11 +69,11 @@ void check_request(const spec::TestSpec& spec, const spec::Limits& limits) {
   }
 }
 
-Server::Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter,
+Server::Server(asio::io_context& io, const config::Config& config, metrics::ServerMetrics& metrics,
                ForeignClients* foreign)
     : io_(io),
       config_(config),
-      reporter_(reporter),
+      reporter_(metrics),
       acceptor_(open_acceptor(io, config)),
       allowed_(net::AccessList::parse(config.allow)),
       foreign_(foreign),
@@ -129,7 +130,9 @@ asio::awaitable<void> Server::serve() {
     asio::error_code ec;
     tcp::endpoint peer = socket.remote_endpoint(ec);
     if (ec) continue;  // already gone
+    reporter_.accepted();
     if (!allowed_.allows(peer.address())) {
+      reporter_.refused(metrics::Refusal::not_allowed);
       log_.warn("allow", "refused a connection from " + control::endpoint_text(peer) + ": not in --allow");
       continue;  // the socket closes as it goes out of scope
     }
@@ -143,6 +146,7 @@ bool Server::admit_at_the_door(tcp::socket& socket, const tcp::endpoint& peer) {
   if (handshakes_.total() >= limits.max_pending) {
     const std::string refusal = std::to_string(handshakes_.total()) + " connections are already in their handshake";
     log_.warn("door", "refused a connection from " + control::endpoint_text(peer) + ": " + refusal);
+    reporter_.refused(metrics::Refusal::handshakes);
     answer_at_the_door(socket, refusal);
     return false;
   }
@@ -196,6 +200,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
       }
       std::array<unsigned char, 4> first{bytes[0], bytes[1], bytes[2], bytes[3]};
       std::optional<bool> succeeded = co_await foreign_->serve(std::move(socket), first, slots_, handshake_limit);
+      if (succeeded) reporter_.served(metrics::Protocol::iperf3, *succeeded);
       if (succeeded && config_.one_off) {
         exit_code_ = *succeeded ? 0 : 1;
         stop();
@@ -217,6 +222,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
                               " is not supported; this server speaks version " +
                               std::to_string(control::kProtocolVersion);
         spdlog::warn("connection from {}: {}", peer, message);
+        reporter_.refused(metrics::Refusal::version);
         control::ControlChannel control(std::move(socket), config_.limits.max_frame);
         co_await send_error(control, message, "version");
         co_return;
@@ -329,9 +335,15 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   } catch (const control::AuthError& error) {
     ended = failure = error.what();
     code = "auth";
+    reporter_.refused(metrics::Refusal::auth);
+  } catch (const control::ProtocolError& error) {
+    ended = failure = error.what();
+    if (!id) reporter_.refused(metrics::Refusal::invalid);
   } catch (const std::exception& error) {
     ended = failure = error.what();
+    if (!id) reporter_.refused(metrics::Refusal::unsupported);  // the workload or the engine cannot run it here
   }
+  if (id) reporter_.served(metrics::Protocol::testio, succeeded);
   if (!ended.empty()) {
     spdlog::warn("test from {} ended: {}", peer, ended);
     if (id) reporter_.error(ended);  // only a test that got under way has a report to close
@@ -347,17 +359,34 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   }
 }
 
-int run_server(const config::Config& config, report::Reporter& reporter, ForeignClients* foreign) {
+std::string Server::metrics_text() const {
+  return reporter_.exposition({slots_.taken, slots_.busy_refusals});
+}
+
+int run_server(const config::Config& config, metrics::ServerMetrics& metrics, ForeignClients* foreign) {
   asio::io_context io(1);
-  Server server(io, config, reporter, foreign);
+  Server server(io, config, metrics, foreign);
+  std::optional<metrics::HttpListener> endpoint;
+  if (!config.metrics_listen.empty()) {
+    endpoint.emplace(io, config.metrics_listen, [&server](const metrics::HttpRequest& request) -> asio::awaitable<metrics::HttpResponse> {
+      if (request.path == "/metrics") co_return metrics::HttpResponse{200, metrics::kContentType, server.metrics_text()};
+      co_return metrics::plain_response(404, request.path + " is not served here; try /metrics");
+    }, "metrics");
+    spdlog::info("metrics on port {} ({}/metrics)", endpoint->port(), config.metrics_listen);
+    asio::co_spawn(io, endpoint->serve(), asio::detached);
+  }
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;
     spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
     server.stop();
+    if (endpoint) endpoint->stop();
     io.stop();
   });
-  asio::co_spawn(io, server.serve(), [&](std::exception_ptr) { signals.cancel(); });
+  asio::co_spawn(io, server.serve(), [&](std::exception_ptr) {
+    signals.cancel();
+    if (endpoint) endpoint->stop();  // -1: the one test is over
+  });
   io.run();
   return server.exit_code();
 }

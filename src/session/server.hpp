@@ -13,6 +13,7 @@
 #include <asio/ip/tcp.hpp>
 
 #include "config/config.hpp"
+#include "metrics/server_metrics.hpp"
 #include "session/foreign_clients.hpp"
 #include "session/handshakes.hpp"
 #include "session/log_limiter.hpp"
@@ -27,7 +28,8 @@ class Server {
  public:
   // Opens the listening socket and loads the key; throws std::runtime_error with one sentence.
   // `foreign` (may be null) serves the connections that do not begin with testio's magic.
-  Server(asio::io_context& io, const config::Config& config, report::Reporter& reporter,
+  // Every test's report goes through `metrics` (to the reporter it wraps), which counts it.
+  Server(asio::io_context& io, const config::Config& config, metrics::ServerMetrics& metrics,
          ForeignClients* foreign = nullptr);
 
   // Accepts until stop() (or, with -1, until one test ends).
@@ -37,6 +39,8 @@ class Server {
   int exit_code() const noexcept { return exit_code_; }
   // The port it listens on (-p 0: the one the kernel chose).
   std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  // /metrics: the counters, with what only the server knows now.
+  std::string metrics_text() const;
 
  private:
   // Whether a new connection from `peer` may go on: refused when too many are in their
@@ -59,7 +63,7 @@ class Server {
 
   asio::io_context& io_;
   const config::Config& config_;
-  report::Reporter& reporter_;
+  metrics::ServerMetrics& reporter_;  // the reporter every test reports to, counting as it goes
   asio::ip::tcp::acceptor acceptor_;
   net::AccessList allowed_;
   std::optional<std::string> key_;
@@ -77,7 +81,8 @@ class Server {
 // (workloads::check). Throws control::ProtocolError("invalid test request: ...").
 void check_request(const spec::TestSpec& spec, const spec::Limits& limits);
 
-// Runs `testio -s` until a signal or, with -1, one test. Returns the exit code.
-int run_server(const config::Config& config, report::Reporter& reporter, ForeignClients* foreign = nullptr);
+// Runs `testio -s` (and, with --metrics, its /metrics endpoint) until a signal or, with -1, one
+// test. Returns the exit code.
+int run_server(const config::Config& config, metrics::ServerMetrics& metrics, ForeignClients* foreign = nullptr);
 
 }  // namespace testio::session

@@ -50,13 +50,13 @@ void check_download_count(const spec::TestSpec& spec, const spec::Limits& limits
   check_no_bulk_options(spec);
 }
 
-void check_writable_directory(const std::string& dir) {
+void check_writable_directory(const std::string& dir, const std::string& option) {
   std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) throw std::runtime_error("--save " + dir + " is not a directory");
+  if (!std::filesystem::is_directory(dir, error)) throw std::runtime_error(option + " " + dir + " is not a directory");
   // access(2) says yes to root everywhere; creating a file is the only honest test.
   const std::string probe = dir + "/.testio-probe-" + std::to_string(::getpid());
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot write to --save " + dir + ": " + std::strerror(errno));
+  if (fd < 0) throw std::runtime_error("cannot write to " + option + " " + dir + ": " + std::strerror(errno));
   ::close(fd);
   ::unlink(probe.c_str());
 }

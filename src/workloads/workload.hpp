@@ -99,6 +99,6 @@ void check_no_bulk_options(const spec::TestSpec& spec);
 void check_download_count(const spec::TestSpec& spec, const spec::Limits& limits);
 // --save DIR: throws std::runtime_error (one sentence) unless DIR is a directory this process can
 // create files in.
-void check_writable_directory(const std::string& dir);
+void check_writable_directory(const std::string& dir, const std::string& option = "--save");
 
 }  // namespace testio::workloads

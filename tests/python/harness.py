@@ -115,6 +115,14 @@ def client(server, *args, code=0, limit=120):
     return done
 
 
+def testio(*args, code=0, limit=120):
+    """The binary with `args` (no server of ours), checked to exit with `code`."""
+    done = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=limit, stdin=subprocess.DEVNULL)
+    check(done.returncode == code, f"testio {' '.join(args)}: exit {done.returncode}, wanted {code}: "
+                                   f"{done.stderr[-800:]}")
+    return done
+
+
 def free_port_range_outside_the_ephemeral_ones(length):
     """`length` consecutive ports no socket holds, above the kernel's ephemeral range: ports in it
     come and go with every connection another test (or anything on the host) opens."""

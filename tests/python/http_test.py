@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import harness
-from harness import check, test
+from harness import check, test, testio
 from http_servers import MisbehavingServer, Nginx, PythonHttpServer, chunked_body
 
 valid = harness.schema_checker(sys.argv[2])
@@ -26,14 +26,6 @@ SIZES = [0, 1, 4095, 65536, 300_001, 2_000_003, 6_000_000]
 
 def files_of_sizes():
     return {f"files/{i}.bin": os.urandom(size) for i, size in enumerate(SIZES, 1)}
-
-
-def testio(*args, code=0, limit=120):
-    done = subprocess.run([harness.BINARY, *args], capture_output=True, text=True, timeout=limit,
-                          stdin=subprocess.DEVNULL)
-    check(done.returncode == code, f"testio {' '.join(args)}: exit {done.returncode}, wanted {code}: "
-                                   f"{done.stderr[-800:]}")
-    return done
 
 
 def transfers_of(done):

@@ -75,7 +75,7 @@ class LocalServer {
     config_.port = 0;
     config_.limits = limits;
     config_.file = served;
-    server_ = std::make_unique<Server>(io_, config_, reporter_);
+    server_ = std::make_unique<Server>(io_, config_, metrics_);
     port_ = server_->port();
     asio::co_spawn(io_, server_->serve(), asio::detached);
     thread_ = std::thread([this] { io_.run(); });
@@ -91,6 +91,7 @@ class LocalServer {
   asio::io_context io_{1};
   config::Config config_;
   CapturingReporter reporter_;
+  metrics::ServerMetrics metrics_{reporter_};
   std::unique_ptr<Server> server_;
   std::uint16_t port_ = 0;
   std::thread thread_;

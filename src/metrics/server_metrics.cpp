@@ -1,0 +1,102 @@
+#include "metrics/server_metrics.hpp"
+
+#include <chrono>
+
+#include "metrics/test_metrics.hpp"
+#include "stats/summary.hpp"
+
+namespace testio::metrics {
+namespace {
+
+using G = MetricType;
+
+// A label per peer: a fleet's worth, without letting a scan of addresses grow the page forever.
+constexpr std::size_t kMaxPeers = 1024;
+
+const char* const kRefusalNames[] = {"busy", "auth", "invalid", "not_allowed", "handshakes", "version", "unsupported"};
+const char* const kProtocolNames[] = {"testio", "iperf3"};
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::uint64_t local_bytes(const report::TestReport& report) {
+  std::uint64_t bytes = 0;
+  for (const stats::StreamFigures& figures : report.local().totals) bytes += figures.bytes;
+  return bytes;
+}
+
+}  // namespace
+
+std::string address_of(const std::string& endpoint) {
+  if (!endpoint.empty() && endpoint.front() == '[') {
+    const std::size_t close = endpoint.find(']');
+    return close == std::string::npos ? endpoint : endpoint.substr(1, close - 1);
+  }
+  const std::size_t colon = endpoint.find(':');
+  return colon != std::string::npos && colon == endpoint.rfind(':') ? endpoint.substr(0, colon) : endpoint;
+}
+
+ServerMetrics::ServerMetrics(report::Reporter& inner) : inner_(inner), started_unix_s_(unix_now()) {}
+
+void ServerMetrics::served(Protocol protocol, bool succeeded) noexcept {
+  ++served_[static_cast<std::size_t>(protocol)];
+  if (!succeeded) ++failed_[static_cast<std::size_t>(protocol)];
+}
+
+void ServerMetrics::note_direction(const report::TestReport& report, PeerResult& result) {
+  (report.start.local_is_sender ? sent_bytes_ : received_bytes_) += local_bytes(report);
+  const double goodput = goodput_bytes_per_second(report);
+  (std::string(direction_of(report)) == "forward" ? result.forward_bytes_per_second
+                                                  : result.reverse_bytes_per_second) = goodput;
+}
+
+void ServerMetrics::end(const report::TestReport& report) {
+  inner_.end(report);
+  const std::string peer = address_of(report.start.peer);
+  if (!peers_.count(peer) && peers_.size() >= kMaxPeers) {
+    auto oldest = peers_.begin();
+    for (auto it = peers_.begin(); it != peers_.end(); ++it)
+      if (it->second.ended_unix_s < oldest->second.ended_unix_s) oldest = it;
+    peers_.erase(oldest);
+  }
+  PeerResult result;
+  note_direction(report, result);
+  if (report.bidir_reverse) note_direction(*report.bidir_reverse, result);
+  result.ended_unix_s = unix_now();
+  peers_[peer] = result;
+}
+
+std::string ServerMetrics::exposition(const ServerState& state) const {
+  Exposition out;
+  out.single("testio_build_info", G::gauge, "Always 1; the version is its label", 1, {{"version", TESTIO_VERSION}});
+  out.single("testio_server_start_time_seconds", G::gauge, "When the server started (Unix time)", started_unix_s_);
+  out.single("testio_connections_accepted_total", G::counter, "TCP connections accepted on the test port",
+             static_cast<double>(connections_accepted_));
+  out.family("testio_tests_served_total", G::counter, "Tests that got under way, by the protocol the client spoke");
+  for (std::size_t i = 0; i < 2; ++i) out.sample(static_cast<double>(served_[i]), {{"protocol", kProtocolNames[i]}});
+  out.family("testio_tests_failed_total", G::counter, "Tests that got under way and did not succeed");
+  for (std::size_t i = 0; i < 2; ++i) out.sample(static_cast<double>(failed_[i]), {{"protocol", kProtocolNames[i]}});
+  out.family("testio_tests_refused_total", G::counter, "Connections or tests refused before a test began, by reason");
+  for (std::size_t i = 0; i < 7; ++i) {
+    const std::uint64_t count = refused_[i] + (i == static_cast<std::size_t>(Refusal::busy) ? state.busy_refusals : 0);
+    out.sample(static_cast<double>(count), {{"reason", kRefusalNames[i]}});
+  }
+  out.single("testio_tests_running", G::gauge, "Tests running or being set up", state.tests_running);
+  out.single("testio_received_bytes_total", G::counter, "Bytes received by tests that ended (omitted seconds included)",
+             static_cast<double>(received_bytes_));
+  out.single("testio_sent_bytes_total", G::counter, "Bytes sent by tests that ended (omitted seconds included)",
+             static_cast<double>(sent_bytes_));
+  out.family("testio_last_test_goodput_bytes_per_second", G::gauge, "Goodput of each peer's last test, per direction");
+  for (const auto& [peer, result] : peers_) {
+    if (result.forward_bytes_per_second >= 0)
+      out.sample(result.forward_bytes_per_second, {{"peer", peer}, {"direction", "forward"}});
+    if (result.reverse_bytes_per_second >= 0)
+      out.sample(result.reverse_bytes_per_second, {{"peer", peer}, {"direction", "reverse"}});
+  }
+  out.family("testio_last_test_timestamp_seconds", G::gauge, "When each peer's last test ended (Unix time)");
+  for (const auto& [peer, result] : peers_) out.sample(result.ended_unix_s, {{"peer", peer}});
+  return out.text();
+}
+
+}  // namespace testio::metrics

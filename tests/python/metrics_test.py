@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""Prometheus metrics against the real components: Debian's prometheus scraping `testio -s
+--metrics`, `testio exporter`'s probes and --prometheus textfiles (served by python3 -m
+http.server, as node_exporter's textfile collector would read them); `promtool check metrics` on
+every exposition; every PromQL expression of configs/grafana/testio.json returns data. Usage:
+metrics_test.py TESTIO_BINARY. Counts and names only; no rate or time is asserted."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+
+import harness
+from harness import check, test, testio
+from http_servers import PythonHttpServer, wait_for_port
+from prometheus_server import Prometheus, dashboard_queries, free_port, promtool_check
+
+DASHBOARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "configs", "grafana", "testio.json")
+
+
+def fetch(url, method="GET", data=None):
+    """(status, body) of one request."""
+    request = urllib.request.Request(url, method=method, data=data)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def lint(text, what):
+    ok, output = promtool_check(text)
+    check(ok, f"promtool check metrics on {what}: {output}\n{text[:2000]}")
+    return text
+
+
+def sample(text, name, labels=""):
+    """The value of the sample `name{labels}` (labels as written, in order), or None."""
+    match = re.search(rf"^{re.escape(name)}{re.escape('{' + labels + '}' if labels else '')} (\S+)$", text, re.M)
+    return float(match.group(1)) if match else None
+
+
+class Exporter:
+    """testio exporter on a free loopback port; stopped on exit."""
+
+    def __init__(self, *extra):
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.process = subprocess.Popen([harness.BINARY, "exporter", "--listen", self.address, *extra],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if not wait_for_port(self.port, self.process):
+            self.__exit__()
+            raise harness.Failure("the exporter did not start")
+
+    def probe(self, **params):
+        query = "&".join(f"{key}={value}" for key, value in params.items())
+        return fetch(f"http://{self.address}/probe?{query}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        self.process.wait(10)
+        self.process.stderr.close()
+
+
+@test
+def textfile_is_written_whole_and_says_why_a_test_failed():
+    with harness.Server() as server, tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "testio.prom")
+        harness.client(server, "2", "-t", "1", "--prometheus", path)
+        text = lint(open(path).read(), "a TCP test's textfile")
+        check(sample(text, "testio_up") == 1, text)
+        check(sample(text, "testio_goodput_bytes_per_second", 'direction="forward"') > 0, text)
+        check(sample(text, "testio_test_connections") == 2, text)
+        for args, name in ((["-u", "-t", "1", "-b", "10M"], "testio_udp_loss_ratio"),
+                           (["--rr", "--num", "2000"], "testio_rr_latency_seconds_count"),
+                           (["--transfers", "20", "--size", "64K"], "testio_transfer_duration_seconds_count"),
+                           (["2", "-t", "1", "--bidir"], "testio_fairness_ratio")):
+            harness.client(server, *args, "--prometheus", path)
+            check(sample(lint(open(path).read(), f"{args}"), name, "" if "count" in name else 'direction="forward"')
+                  is not None, f"{args}: no {name}")
+        check(os.listdir(directory) == ["testio.prom"], f"left behind: {os.listdir(directory)}")
+        closed = free_port()
+        testio("-c", "127.0.0.1", "-p", str(closed), "-t", "1", "--prometheus", path, code=1)
+        text = lint(open(path).read(), "a failed test's textfile")
+        check(re.search(r'^testio_up\{reason="cannot connect[^"]*"\} 0$', text, re.M), text)
+
+
+@test
+def server_metrics_count_tests_refusals_and_bytes():
+    port = free_port()
+    with harness.Server("--metrics", f"127.0.0.1:{port}", "--max-buffer", "4M") as server:
+        done = harness.client(server, "2", "-t", "1", "-l", "128K", "--json")
+        received = json.loads(done.stdout)["end"]["sum_received"]["bytes"]
+        harness.client(server, "-t", "1", "-l", "8M", code=1)  # beyond --max-buffer: refused as invalid
+        server.wait_for_reports()
+        status, text = fetch(f"http://127.0.0.1:{port}/metrics")
+        check(status == 200, f"{status} {text}")
+        lint(text, "the server's /metrics")
+        check(sample(text, "testio_tests_served_total", 'protocol="testio"') == 1, text)
+        check(sample(text, "testio_tests_failed_total", 'protocol="testio"') == 0, text)
+        check(sample(text, "testio_tests_refused_total", 'reason="invalid"') == 1, text)
+        check(sample(text, "testio_received_bytes_total") == received, f"counted {received}:\n{text}")
+        check(sample(text, "testio_connections_accepted_total") >= 4, text)
+        check(sample(text, "testio_last_test_goodput_bytes_per_second", 'peer="127.0.0.1",direction="forward"') > 0,
+              text)
+        subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", server.port, "-t", "1"], capture_output=True, timeout=60,
+                       check=True)
+        server.wait_for_reports(2)
+        status, text = fetch(f"http://127.0.0.1:{port}/metrics")
+        check(sample(text, "testio_tests_served_total", 'protocol="iperf3"') == 1, text)
+        check(sample(text, "testio_received_bytes_total") > received, text)
+        check(fetch(f"http://127.0.0.1:{port}/other")[0] == 404, "/other")
+        check(fetch(f"http://127.0.0.1:{port}/metrics", "POST", b"x")[0] == 405, "POST")
+        answer = subprocess.run(["curl", "-s", "--http0.9", "-X", "GET /../ x", f"http://127.0.0.1:{port}/"],
+                                capture_output=True, text=True, timeout=30).stdout
+        check("bad request" in answer, answer)
+        harness.client(server, "-t", "1")  # still serving
+
+
+@test
+def exporter_probes_refuses_beyond_its_caps_and_says_why():
+    with harness.Server() as server, Exporter("--max-probe-time", "5") as exporter:
+        status, text = exporter.probe(target=f"127.0.0.1:{server.port}", connections=2, time=1)
+        check(status == 200 and sample(lint(text, "a probe"), "testio_up") == 1, f"{status} {text}")
+        check(sample(text, "testio_probe_duration_seconds") > 0, text)
+        status, text = exporter.probe(target=f"127.0.0.1:{free_port()}", time=1)
+        check(status == 200 and re.search(r'^testio_up\{reason="[^"]+"\} 0$', lint(text, "a failed probe"), re.M),
+              f"{status} {text}")
+        for query, words in (({"time": "1"}, "needs target"), ({"target": "-s"}, "is not HOST"),
+                             ({"target": "h", "time": "9"}, "--max-probe-time"), ({"target": "h", "x": "1"}, "not a probe"),
+                             ({"target": f"127.0.0.1:{server.port}", "reverse": "1", "bidir": "1"}, "exclude")):
+            status, text = exporter.probe(**query)
+            check(status == 400 and words in text, f"{query}: {status} {text}")
+        answers = []
+        probes = [threading.Thread(target=lambda: answers.append(exporter.probe(target=f"127.0.0.1:{server.port}",
+                                                                                time=2)))
+                  for _ in range(2)]
+        for probe in probes:
+            probe.start()
+        for probe in probes:
+            probe.join(60)
+        refused = [text for status, text in answers if "already running" in text]
+        check(len(answers) == 2 and len(refused) == 1, f"{answers}")
+        lint(refused[0], "a refused probe")
+        status, text = fetch(f"http://{exporter.address}/metrics")
+        lint(text, "the exporter's /metrics")
+        check(sample(text, "testio_exporter_probes_total", 'result="succeeded"') == 2, text)
+        check(sample(text, "testio_exporter_probes_total", 'result="refused"') == 1, text)
+        check(sample(text, "testio_exporter_probes_total", 'result="invalid"') == 5, text)
+
+
+def write_textfiles(server, directory):
+    """What node_exporter's textfile directory would hold: a transfers test and an HTTP download."""
+    with open(os.path.join(directory, "payload.bin"), "wb") as payload:
+        payload.write(os.urandom(100_000))
+    harness.client(server, "--transfers", "20", "--size", "64K", "--prometheus", os.path.join(directory, "transfers.prom"))
+    with PythonHttpServer(directory) as web:
+        testio("-c", web.url("payload.bin"), "2", "--transfers", "6", "--prometheus", os.path.join(directory, "http.prom"))
+
+
+@test
+def prometheus_scrapes_every_endpoint_and_every_dashboard_query_has_data():
+    metrics_port = free_port()
+    with harness.Server("--metrics", f"127.0.0.1:{metrics_port}", "--max-tests", "4", "--max-buffer", "4M") as server, \
+            Exporter("--max-probes", "4") as exporter, tempfile.TemporaryDirectory() as directory:
+        write_textfiles(server, directory)
+        harness.client(server, "-t", "1", "-l", "8M", code=1)  # a refusal, for the refused panel
+        with PythonHttpServer(directory) as files:
+            target = f"127.0.0.1:{server.port}"
+            probe = {"scrape_interval": "5s", "scrape_timeout": "4s", "exporter": exporter.address,
+                     "probe_targets": [target]}
+            jobs = [{"name": "server", "targets": [f"127.0.0.1:{metrics_port}"]},
+                    {"name": "exporter", "targets": [exporter.address]},
+                    {**probe, "name": "probe_tcp", "params": {"connections": 2, "time": 1}},
+                    {**probe, "name": "probe_udp", "params": {"udp": 1, "time": 1, "bitrate": "10M"}},
+                    {**probe, "name": "probe_rr", "params": {"rr": 1, "time": 1}},
+                    {"name": "textfile_transfers", "targets": [f"127.0.0.1:{files.port}"],
+                     "metrics_path": "/transfers.prom"},
+                    {"name": "textfile_http", "targets": [f"127.0.0.1:{files.port}"], "metrics_path": "/http.prom"}]
+            with Prometheus(jobs) as prometheus:
+                prometheus.wait_for('testio_up{job="probe_tcp"} == 1', limit=60)
+                prometheus.wait_for('testio_udp_datagrams{job="probe_udp"} > 0', limit=60)
+                prometheus.wait_for('testio_rr_latency_seconds_count{job="probe_rr"} > 0', limit=60)
+                prometheus.wait_for('testio_tests_refused_total{reason="invalid"} >= 1', limit=30)
+                prometheus.wait_for('testio_http_responses{code="200"} == 6', limit=30)
+                prometheus.wait_for('rate(testio_received_bytes_total[1m]) > 0', limit=60)
+                down = {url: health for url, health in prometheus.target_health().items() if health[0] != "up"}
+                check(not down, f"targets not up: {down}")
+                for title, expr in dashboard_queries(DASHBOARD):
+                    check(prometheus.wait_for(expr, limit=30), f"{title}: {expr} returned nothing")
+
+
+@test
+def bad_metrics_options_are_one_sentence():
+    for args, words in ((["-c", "127.0.0.1", "--metrics", "127.0.0.1:9"], "server option"),
+                        (["-s", "--metrics", "nowhere"], "ADDRESS:PORT"),
+                        (["-s", "--prometheus", "/tmp/x.prom"], "client option"),
+                        (["-c", "127.0.0.1", "--prometheus", "/nonexistent/x.prom"], "is not a directory"),
+                        (["-c", "127.0.0.1", "--prometheus", "/tmp/"], "names a directory"),
+                        (["exporter", "--listen", "9201"], "ADDRESS:PORT"),
+                        (["exporter", "--max-probes", "0"], "--max-probes"),
+                        (["exporter", "stray"], "takes no argument")):
+        done = testio(*args, code=2)
+        check(words in done.stderr and done.stderr.count("\n") == 1, f"{args}: {done.stderr}")
+    with Exporter() as exporter:
+        done = testio("exporter", "--listen", exporter.address, code=1, limit=30)
+        check("cannot listen" in done.stderr, done.stderr)
+
+
+TESTS = [textfile_is_written_whole_and_says_why_a_test_failed, server_metrics_count_tests_refusals_and_bytes,
+         exporter_probes_refuses_beyond_its_caps_and_says_why,
+         prometheus_scrapes_every_endpoint_and_every_dashboard_query_has_data, bad_metrics_options_are_one_sentence]
+
+if __name__ == "__main__":
+    harness.main(TESTS)
