@@ -31,7 +31,8 @@ cxxopts::Options make_options() {
   cxxopts::Options options("testio",
                            "testio: multi-connection TCP throughput tester.\n"
                            "  testio -s                 serve tests\n"
-                           "  testio -c HOST [N]        run a test with N connections");
+                           "  testio -c HOST [N]        run a test with N connections\n"
+                           "  testio exporter           serve Prometheus probes (testio exporter --help)");
   options.positional_help("[N]").show_positional_help();
   add_general_options(options);
   add_rr_options(options);
