@@ -12,6 +12,7 @@
 
 #include "cli/exporter_options.hpp"
 #include "cli/options.hpp"
+#include "mesh/rank.hpp"
 #include "metrics/exporter.hpp"
 #include "metrics/server_metrics.hpp"
 #include "metrics/textfile_reporter.hpp"
@@ -24,6 +25,7 @@
 #include "report/reporter.hpp"
 #include "util/descriptors.hpp"
 #include "util/logging.hpp"
+#include "util/spawn.hpp"
 #include "util/units.hpp"
 
 namespace {
@@ -62,6 +64,7 @@ int run(const testio::config::Config& config, testio::report::Reporter& reporter
   if (config.raw)
     return server ? testio::session::run_raw_server(config, out) : testio::session::run_raw_client(config, reporter, out);
   if (config.iperf3) return testio::iperf3::run_iperf3_client(config, reporter);
+  if (config.mesh) return testio::mesh::run_mesh(config, testio::util::own_binary());
   if (config.spec.is("http")) return testio::session::run_http_client(config, reporter);
   if (!server) return testio::session::run_client(config, reporter);
   // Every test's report passes through the server's counters (--metrics).

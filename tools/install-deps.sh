@@ -17,6 +17,7 @@ packages=(
   nginx-light openssl curl wrk               # HTTP tests and benchmarks: a real server, its certificate, curl and wrk beside testio
   dpkg-dev man-db                            # tools/deb.sh (dpkg-shlibdeps) and the package check (man -w)
   prometheus                                 # the metrics tests: a real Prometheus scraping testio, and promtool's lint
+  openmpi-bin libopenmpi-dev                 # --mesh: mpirun starts a testio per host and gathers them
 )
 
 missing=()

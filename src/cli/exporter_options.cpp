@@ -1,12 +1,11 @@
 #include "cli/exporter_options.hpp"
 
-#include <unistd.h>
-
 #include <cstring>
 #include <vector>
 
 #include "cli/groups.hpp"
 #include "metrics/http_listener.hpp"
+#include "util/spawn.hpp"
 
 namespace testio::cli {
 
@@ -37,13 +36,6 @@ cxxopts::Options exporter_options() {
 }
 
 namespace {
-
-std::string self_binary() {
-  std::vector<char> path(4096);
-  const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
-  if (n <= 0) throw std::runtime_error("cannot find this testio's own binary (/proc/self/exe)");
-  return std::string(path.data(), static_cast<std::size_t>(n));
-}
 
 void fill_exporter(const cxxopts::ParseResult& args, config::ExporterConfig& config) {
   config.listen = args["listen"].as<std::string>();
@@ -82,7 +74,7 @@ ParsedExporterCommandLine parse_exporter_command_line(int argc, const char* cons
     return parsed;
   }
   fill_exporter(args, parsed.config);
-  parsed.config.binary = self_binary();
+  parsed.config.binary = util::own_binary();
   return parsed;
 }
 

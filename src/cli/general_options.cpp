@@ -76,6 +76,7 @@ void fill_limits(const cxxopts::ParseResult& args, config::Config& config, Given
 void check_roles(const config::Config& config, const GivenOptions& given) {
   if (given.server && given.client)
     throw UsageError("-s and -c exclude each other: run a server or a client, not both");
+  if (given.mesh) return;  // mesh_options.cpp has its own
   if (!given.server && !given.client) throw UsageError("say -s to serve tests or -c HOST to run one (see testio --help)");
   if (config.role == config::Role::client && config.host.empty() && config.urls.empty())
     throw UsageError("-c needs the server's host name or address");

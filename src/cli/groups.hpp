@@ -65,6 +65,11 @@ void add_metrics_options(cxxopts::Options& options);
 void fill_metrics(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given);
 void check_metrics(const config::Config& config, const GivenOptions& given);
 
+// mesh_options.cpp: --mesh and its schedule.
+void add_mesh_options(cxxopts::Options& options);
+void fill_mesh(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given);
+void check_mesh(const config::Config& config, const GivenOptions& given);
+
 // raw_options.cpp: --raw, -F and --hash.
 void add_raw_options(cxxopts::Options& options);
 void fill_raw(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given);

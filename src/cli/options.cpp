@@ -42,6 +42,7 @@ cxxopts::Options make_options() {
   add_tuning_options(options);
   add_udp_options(options);
   add_metrics_options(options);
+  add_mesh_options(options);
   // For the build, which installs what they print; not in --help (cli/manual.hpp).
   options.add_options("Packaging")
     ("man", "Print the manual page testio(1) in roff and exit")
@@ -75,6 +76,7 @@ void fill_config(const cxxopts::ParseResult& args, config::Config& config, Given
   fill_tuning(args, config, given);
   fill_udp(args, config, given, profile_names_buffer);
   fill_metrics(args, config, given);
+  fill_mesh(args, config, given);
   spec::TestSpec& spec = config.spec;
   // A counted test has no window. (-F's is counted too, once the client has opened the file.)
   if (given.bytes || given.num || given.transfers || spec.is("http")) spec.duration_s = 0;

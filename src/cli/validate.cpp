@@ -18,6 +18,7 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_test(config, given);
   check_udp(config, given);
   check_metrics(config, given);
+  check_mesh(config, given);
   try {
     workloads::check(config.spec, config.limits);
   } catch (const spec::SpecError& error) {

@@ -21,6 +21,7 @@ struct GivenOptions {
   bool iface_stats = false;
   bool iperf3 = false, reverse = false, bidir = false, psk_file = false;
   bool metrics = false, prometheus = false;  // --metrics, --prometheus
+  bool mesh = false, mesh_options = false;   // --mesh; --mesh-schedule, --mesh-slow
 };
 
 void validate(const config::Config& config, const GivenOptions& given);

@@ -55,6 +55,9 @@ struct Config {
 
   std::string metrics_listen;       // server: --metrics ADDRESS:PORT serves /metrics
   std::string prometheus_file;      // client: --prometheus FILE, node_exporter's textfile
+  bool mesh = false;                // --mesh: every pair of the MPI ranks (src/mesh)
+  std::string mesh_schedule = "all";  // --mesh-schedule all|pairs|ring
+  double mesh_slow_fraction = 0.8;  // --mesh-slow: a host below this share of the median is named
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   spec::Limits limits;

@@ -1,5 +1,7 @@
 #include "metrics/child_process.hpp"
 
+#include "util/spawn.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/syscall.h>
@@ -16,8 +18,6 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
-extern char** environ;
-
 namespace testio::metrics {
 namespace {
 
@@ -27,34 +27,13 @@ std::set<pid_t>& children() {
   return running;
 }
 
-// posix_spawn, with the three standard descriptors set up; -1 and errno when it fails.
-pid_t spawn(const std::string& binary, const std::vector<std::string>& args, const std::string& stderr_path) {
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(binary.c_str()));
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = -1;
-  const int error = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    errno = error;
-    return -1;
-  }
-  return pid;
-}
-
 }  // namespace
 
 asio::awaitable<ChildEnd> run_child(asio::io_context& io, const std::string& binary,
                                     const std::vector<std::string>& args, const std::string& stderr_path,
                                     std::chrono::steady_clock::duration deadline) {
   ChildEnd end;
-  const pid_t pid = spawn(binary, args, stderr_path);
+  const pid_t pid = util::spawn_process(binary, args, "", stderr_path);
   if (pid < 0) {
     end.start_problem = "cannot run " + binary + ": " + std::strerror(errno);
     co_return end;
@@ -76,12 +55,10 @@ asio::awaitable<ChildEnd> run_child(asio::io_context& io, const std::string& bin
                                asio::redirect_error(asio::use_awaitable, ignored));
     limit.cancel();
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
   children().erase(pid);
-  if (WIFEXITED(status)) end.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) end.signal = WTERMSIG(status);
+  util::ProcessEnd process = util::reap_process(pid);
+  end.exit_code = process.exit_code;
+  end.signal = process.signal;
   co_return end;
 }
 

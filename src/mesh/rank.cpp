@@ -1,0 +1,193 @@
+#include "mesh/rank.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "mesh/mesh_report.hpp"
+#include "mesh/world.hpp"
+#include "util/spawn.hpp"
+
+namespace testio::mesh {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr std::size_t kHostRecord = 512;      // bytes per rank in the MPI_Allgather of hosts
+constexpr double kListenWait_s = 10;          // for the server child to say it listens
+constexpr double kPairAllowance_s = 30;       // beyond -O + -t: connections, results, a slow peer
+constexpr double kCountedPairLimit_s = 600;   // a counted test (-n, --num) has no window to add to
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The last line a child wrote on stderr, without testio's prefixes.
+std::string last_complaint(const fs::path& path) {
+  std::istringstream lines(read_file(path));
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (!line.empty()) last = line;
+  for (const char* prefix : {"testio: ", "error: "})
+    if (last.rfind(prefix, 0) == 0) last = last.substr(std::string(prefix).size());
+  return last.substr(0, 300);
+}
+
+std::string describe(const spec::TestSpec& spec) {
+  std::string what = std::to_string(spec.connections) + (spec.is("udp") ? " UDP flows" : " connections");
+  if (spec.is("rr")) what += " of request/response";
+  if (spec.direction == spec::Direction::bidir) what += " each way";
+  char extent[48];
+  if (spec.duration_s > 0) std::snprintf(extent, sizeof extent, ", %g s", spec.duration_s);
+  else std::snprintf(extent, sizeof extent, ", %llu bytes", static_cast<unsigned long long>(spec.total_bytes));
+  return what + extent;
+}
+
+// This rank's server, a child `testio -s` on its address; its pid, or -1 with the reason in `host`.
+pid_t start_server(const std::string& binary, const fs::path& scratch, Host& host) {
+  const fs::path errors = scratch / "server.err";
+  const pid_t pid = util::spawn_process(binary, {"-s", "-B", host.address, "-p", std::to_string(host.port)}, "",
+                                        errors.string());
+  if (pid < 0) {
+    host.reason = "cannot run " + binary;
+    return -1;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kListenWait_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (read_file(errors).find("listening on") != std::string::npos) {
+      host.listening = true;
+      return pid;
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      host.reason = last_complaint(errors);
+      return -1;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  ::kill(pid, SIGKILL);
+  util::reap_process(pid);
+  host.reason = "its server did not listen within 10 s";
+  return -1;
+}
+
+PairResult run_pair(const std::string& binary, const fs::path& scratch, const config::Config& config,
+                    const Host& from, const Host& to) {
+  PairResult pair;
+  pair.from = from.rank, pair.to = to.rank, pair.from_address = from.address, pair.to_address = to.address;
+  if (!to.listening) {
+    pair.reason = "rank " + std::to_string(to.rank) + " is not listening: " + to.reason;
+    return pair;
+  }
+  const fs::path out = scratch / "pair.out", errors = scratch / "pair.err";
+  const pid_t pid = util::spawn_process(binary,
+                                        {"-c", to.address, "-p", std::to_string(to.port), "--config",
+                                         (scratch / "test.json").string(), "-B", from.address, "--json"},
+                                        out.string(), errors.string());
+  if (pid < 0) {
+    pair.reason = "cannot run " + binary;
+    return pair;
+  }
+  const spec::TestSpec& spec = config.spec;
+  const double limit = spec.duration_s > 0 ? spec.duration_s + spec.omit_s + kPairAllowance_s : kCountedPairLimit_s;
+  util::ProcessEnd end = util::wait_for_process(pid, limit);
+  pair = pair_from_run(pair, end.exit_code, read_file(out), last_complaint(errors));
+  if (end.killed_at_deadline) {
+    pair.ok = false;
+    pair.reason = "the test took longer than " + std::to_string(static_cast<int>(limit)) + " s and was killed";
+  }
+  return pair;
+}
+
+// Rank 0: every scheduled pair, from what its client rank sent or, where it sent nothing usable, failed.
+std::vector<PairResult> collect(const std::vector<Round>& schedule, const std::vector<Host>& hosts,
+                                const std::vector<std::string>& texts) {
+  std::vector<std::vector<PairResult>> sent(hosts.size());
+  std::vector<std::string> problems(hosts.size());
+  for (std::size_t rank = 0; rank < texts.size(); ++rank) try {
+      sent[rank] = parse_pairs(texts[rank], static_cast<std::uint32_t>(hosts.size()));
+    } catch (const std::invalid_argument& error) {
+      problems[rank] = error.what();
+    }
+  std::vector<PairResult> pairs;
+  for (const Round& round : schedule)
+    for (const Pair& scheduled : round) {
+      PairResult pair;
+      pair.from = scheduled.from, pair.to = scheduled.to;
+      pair.from_address = hosts[pair.from].address, pair.to_address = hosts[pair.to].address;
+      pair.reason = problems[pair.from].empty() ? "rank " + std::to_string(pair.from) + " sent no result for it"
+                                                : "rank " + std::to_string(pair.from) + " sent " + problems[pair.from];
+      for (const PairResult& candidate : sent[pair.from])
+        if (candidate.from == pair.from && candidate.to == pair.to) pair = candidate;
+      pairs.push_back(std::move(pair));
+    }
+  return pairs;
+}
+
+}  // namespace
+
+std::string address_of_rank(const std::string& pattern, std::uint32_t rank) {
+  std::string address = pattern;
+  for (std::size_t at = address.find("{rank}"); at != std::string::npos; at = address.find("{rank}"))
+    address.replace(at, 6, std::to_string(rank));
+  return address;
+}
+
+int run_mesh(const config::Config& config, const std::string& binary) {
+  World world;
+  Host me;
+  me.rank = world.rank();
+  me.port = config.port;
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  me.address = config.bind_address.empty() ? std::string(name) : address_of_rank(config.bind_address, world.rank());
+  // Nothing below throws before the gather: a rank that left early would leave the others waiting.
+  std::string scratch_name = (fs::temp_directory_path() / "testio-mesh-XXXXXX").string();
+  const bool scratch_made = ::mkdtemp(scratch_name.data()) != nullptr;
+  const fs::path scratch = scratch_name;
+  if (scratch_made)
+    std::ofstream(scratch / "test.json") << nlohmann::json{{"spec", spec::to_json(config.spec, spec::Form::report)}}.dump();
+  else
+    me.reason = "cannot make a scratch directory in " + fs::temp_directory_path().string();
+  const pid_t server = scratch_made ? start_server(binary, scratch, me) : -1;
+  std::vector<Host> hosts;
+  for (const std::string& record : world.all_gather(encode_host(me), kHostRecord))
+    hosts.push_back(decode_host(record, static_cast<std::uint32_t>(hosts.size())));
+  const Schedule schedule = parse_schedule(config.mesh_schedule).value_or(Schedule::all);
+  const std::vector<Round> plan = rounds(world.size(), schedule);
+  nlohmann::ordered_json mine = nlohmann::ordered_json::array();
+  for (const Round& round : plan) {
+    world.barrier();  // the last round's tests are over everywhere
+    for (const Pair& pair : round)
+      if (pair.from == world.rank()) mine.push_back(to_json(run_pair(binary, scratch, config, hosts[pair.from], hosts[pair.to])));
+  }
+  std::vector<std::string> texts = world.gather_to_first(mine.dump());
+  if (server > 0) {
+    ::kill(server, SIGTERM);
+    util::wait_for_process(server, 10);
+  }
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+  if (world.rank() != 0) return 0;
+  MeshRun run{schedule, plan.size(), describe(config.spec), config.spec.direction == spec::Direction::reverse,
+              config.mesh_slow_fraction, hosts, collect(plan, hosts, texts)};
+  if (config.output == config::OutputFormat::text) std::cout << mesh_text(run);
+  else std::cout << mesh_json(run).dump(2) << "\n";
+  std::cout.flush();
+  return mesh_succeeded(run) ? 0 : 1;
+}
+
+}  // namespace testio::mesh

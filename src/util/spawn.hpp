@@ -1,0 +1,32 @@
+// Child processes: the exporter's probes and the mesh's servers and pair tests are each a testio
+// run as a process of its own, so their sockets, threads and signal handling stay apart and a
+// stuck one can be killed outright.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace testio::util {
+
+// posix_spawn of `binary` with `args`: stdin /dev/null, stdout and stderr to the files named
+// (created, truncated; "" is /dev/null). The pid, or -1 with errno.
+pid_t spawn_process(const std::string& binary, const std::vector<std::string>& args, const std::string& stdout_path,
+                    const std::string& stderr_path);
+
+struct ProcessEnd {
+  bool killed_at_deadline = false;
+  int exit_code = -1;  // when it exited
+  int signal = 0;      // when a signal ended it
+};
+
+// This process's own binary (/proc/self/exe), to run again as a child. Throws std::runtime_error.
+std::string own_binary();
+
+// Blocks until `pid` ends, killing it with SIGKILL after `deadline_s` seconds (a pidfd's poll).
+ProcessEnd wait_for_process(pid_t pid, double deadline_s);
+// Reaps `pid` (which has ended, or will) and says how it ended.
+ProcessEnd reap_process(pid_t pid);
+
+}  // namespace testio::util

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""--mesh under Debian's OpenMPI: mpirun -np 4 on this machine, each rank on its own loopback
+address (127.0.1.1{rank}); every ordered pair measured with exact counts; -R, --rr and -u rings;
+a rank whose address another process holds before the run; usage errors. In a build without MPI
+(the sanitized ones), the sentence that says so. Usage: mesh_test.py TESTIO_BINARY mpi|no-mpi.
+Counts and names only; no rate or time is asserted."""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import harness
+from harness import Skip, check, test, testio
+from http_servers import free_port
+
+WITH_MPI = len(sys.argv) > 2 and sys.argv[2] == "mpi"
+# As root, OpenMPI wants to be told twice; no CMA between ranks in containers that forbid ptrace.
+MPI_ENV = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+
+
+def mesh(*args, ranks=4, code=0, limit=180):
+    """mpirun -np RANKS testio --mesh ARGS on 127.0.1.10.. with a free port; (stdout, stderr)."""
+    if not WITH_MPI:
+        raise Skip("this build has no MPI")
+    port = str(free_port())
+    done = subprocess.run(["mpirun", "-np", str(ranks), harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p", port,
+                           *args], capture_output=True, text=True, timeout=limit, stdin=subprocess.DEVNULL, env=MPI_ENV)
+    check(done.returncode == code, f"mesh {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr[-1500:]}")
+    return done.stdout, done.stderr, port
+
+
+def pairs_of(document, ranks):
+    mesh_part = document["mesh"]
+    check(mesh_part["ranks"] == ranks and len(mesh_part["hosts"]) == ranks, f"{mesh_part['hosts']}")
+    return mesh_part["pairs"]
+
+
+def check_exact(pair):
+    report = pair["report"]
+    check(pair["ok"] and pair["reason"] == "", f"{pair['from']} -> {pair['to']}: {pair['reason']}")
+    check(report["end"]["testio"]["byte_counts_match"], f"{pair['from']} -> {pair['to']}: counts differ")
+    check(pair["sent_bytes"] == pair["received_bytes"] > 0, f"{pair['from']} -> {pair['to']}: {pair['sent_bytes']} "
+                                                           f"sent, {pair['received_bytes']} received")
+
+
+@test
+def every_ordered_pair_of_four_ranks_is_measured_with_exact_counts():
+    out, _, _ = mesh("2", "-t", "1", "--json")
+    pairs = pairs_of(json.loads(out), 4)
+    check(sorted((p["from"], p["to"]) for p in pairs) == [(a, b) for a in range(4) for b in range(4) if a != b],
+          f"{[(p['from'], p['to']) for p in pairs]}")
+    for pair in pairs:
+        check_exact(pair)
+        check(pair["from_address"] == f"127.0.1.1{pair['from']}", pair["from_address"])
+    document = json.loads(out)
+    check(document["mesh"]["rounds"] == 6 and document["mesh"]["succeeded"], f"{document['mesh']['rounds']}")
+    check(all(h["listening"] and h["out_bits_per_second"] > 0 for h in document["mesh"]["hosts"]), "hosts")
+
+
+@test
+def text_report_has_the_matrix_and_the_hosts():
+    out, _, _ = mesh("-t", "1", "--mesh-schedule", "pairs", ranks=3)
+    check("3 ranks, schedule pairs, 3 pairs in 3 rounds" in out, out)
+    check("Gbit/s from the sender (row) to the receiver (column)" in out and "127.0.1.12" in out, out)
+    check(out.rstrip().endswith("3 of 3 pairs measured"), out)
+
+
+@test
+def reverse_rr_and_udp_rings():
+    for args in (["-R", "-t", "1"], ["--rr", "-t", "1"], ["-u", "-b", "10M", "-t", "1"]):
+        out, _, _ = mesh(*args, "--mesh-schedule", "ring", "--json", ranks=3)
+        pairs = pairs_of(json.loads(out), 3)
+        check(len(pairs) == 3, f"{args}: {len(pairs)} pairs")
+        for pair in pairs:
+            check(pair["ok"], f"{args}: {pair['reason']}")
+            if args[0] != "-u":
+                check_exact(pair)
+
+
+@test
+def a_rank_whose_address_is_taken_fails_its_pairs_and_the_rest_are_measured():
+    if not WITH_MPI:
+        raise Skip("this build has no MPI")
+    port = free_port()
+    with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.1.12", port))
+        squatter.listen()
+        done = subprocess.run(["mpirun", "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p", str(port),
+                               "-t", "1", "--json"], capture_output=True, text=True, timeout=180, env=MPI_ENV)
+    check(done.returncode != 0, f"exit {done.returncode}")
+    document = json.loads(done.stdout)  # one whole document even so
+    hosts = document["mesh"]["hosts"]
+    check(not hosts[2]["listening"] and "Address already in use" in hosts[2]["reason"], f"{hosts[2]}")
+    for pair in document["mesh"]["pairs"]:
+        if pair["to"] == 2:
+            check(not pair["ok"] and "rank 2 is not listening" in pair["reason"], f"{pair}")
+        else:
+            check_exact(pair)
+    check(not document["mesh"]["succeeded"], "succeeded")
+
+
+@test
+def usage_errors_are_one_sentence():
+    if not WITH_MPI:
+        done = testio("--mesh", "-t", "1", code=2)
+        check("built without MPI" in done.stderr and done.stderr.count("\n") == 1, done.stderr)
+        return
+    for args, words in ((["--mesh", "-c", "127.0.0.1"], "leave out -s and -c"),
+                        (["--mesh", "--mesh-schedule", "star"], "not one of all, pairs, ring"),
+                        (["--mesh", "--mesh-slow", "2"], "between 0 and 1"),
+                        (["--mesh", "--raw"], "for one pair"),
+                        (["-c", "127.0.0.1", "-B", "127.0.1.1{rank}"], "{rank} is the MPI rank"),
+                        (["-c", "127.0.0.1", "--mesh-schedule", "ring"], "apply to --mesh")):
+        done = testio(*args, code=2)
+        check(words in done.stderr and done.stderr.count("\n") == 1, f"{args}: {done.stderr}")
+
+
+TESTS = [every_ordered_pair_of_four_ranks_is_measured_with_exact_counts, text_report_has_the_matrix_and_the_hosts,
+         reverse_rr_and_udp_rings, a_rank_whose_address_is_taken_fails_its_pairs_and_the_rest_are_measured,
+         usage_errors_are_one_sentence]
+
+if __name__ == "__main__":
+    harness.main(TESTS)
