@@ -3,7 +3,8 @@
 # time over its seed corpus: the control protocol (tests/fuzz/corpus) for SECONDS, what a UDP
 # receiver reads (tests/fuzz/udp_corpus) for a third of that, and the URLs of HTTP downloads
 # (tests/fuzz/url_corpus, through libcurl's parser) for a sixth, and the request heads of the
-# metrics endpoints with the probe's plan (tests/fuzz/http_corpus) for a sixth. Usage: tools/fuzz.sh [SECONDS]
+# metrics endpoints with the probe's plan (tests/fuzz/http_corpus) and what a mesh's rank 0
+# gathers (tests/fuzz/mesh_corpus) for a sixth each. Usage: tools/fuzz.sh [SECONDS]
 # New inputs go to a scratch directory, not the committed corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,7 @@ control_sources=(tests/fuzz/control_fuzzer.cpp src/control/framing.cpp src/contr
 udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/datagram.cpp src/stats/udp_sequence.cpp)
 url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp)
 http_sources=(tests/fuzz/http_request_fuzzer.cpp src/metrics/http_request.cpp src/metrics/probe.cpp)
+mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp)
 
 # build NAME SOURCES...: the target, rebuilt when any source under src/ is newer.
 build() {
@@ -31,9 +33,10 @@ build control_fuzzer "${control_sources[@]}"
 build udp_fuzzer "${udp_sources[@]}"
 build url_fuzzer "${url_sources[@]}"
 build http_request_fuzzer "${http_sources[@]}"
+build mesh_fuzzer "${mesh_sources[@]}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url" "$scratch/http"
+mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url" "$scratch/http" "$scratch/mesh"
 # -rss_limit_mb keeps memory bounded; -max_len lets a few frames fit; -timeout catches hangs.
 "$out/control_fuzzer" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/control" tests/fuzz/corpus 2>&1 | tail -n 12
@@ -46,3 +49,6 @@ echo "== fuzzing the URLs of HTTP downloads"
 echo "== fuzzing the HTTP requests of /metrics and /probe"
 "$out/http_request_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=9000 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/http" tests/fuzz/http_corpus 2>&1 | tail -n 6
+echo "== fuzzing what rank 0 gathers from the mesh's ranks"
+"$out/mesh_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
+  -print_final_stats=1 "$scratch/mesh" tests/fuzz/mesh_corpus 2>&1 | tail -n 6
