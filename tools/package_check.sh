@@ -20,7 +20,7 @@ trap removed EXIT
 /usr/bin/testio --version
 man -w testio
 # The manual is the option table: an option of each group is in it.
-for option in --max-tests --transfers --urls --no-gso --rr --raw --psk-file --metrics --max-probes; do
+for option in --max-tests --transfers --urls --no-gso --rr --raw --psk-file --metrics --max-probes --mesh; do
   MANPAGER=cat MANWIDTH=200 man testio 2>/dev/null | grep -q -e "$option" || { echo "testio(1) lacks $option"; exit 1; }
 done
 for path in /usr/share/bash-completion/completions/testio /lib/systemd/system/testio.service \

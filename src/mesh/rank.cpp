@@ -148,6 +148,8 @@ std::string address_of_rank(const std::string& pattern, std::uint32_t rank) {
 
 int run_mesh(const config::Config& config, const std::string& binary) {
   World world;
+  if (world.size() < 2)
+    throw std::runtime_error("--mesh needs two ranks or more: run it under mpirun (-np K, or -H h1,h2,...)");
   Host me;
   me.rank = world.rank();
   me.port = config.port;

@@ -116,6 +116,10 @@ def usage_errors_are_one_sentence():
                         (["-c", "127.0.0.1", "--mesh-schedule", "ring"], "apply to --mesh")):
         done = testio(*args, code=2)
         check(words in done.stderr and done.stderr.count("\n") == 1, f"{args}: {done.stderr}")
+    # Without mpirun, MPI makes a world of one: nothing to pair.
+    alone = subprocess.run([harness.BINARY, "--mesh", "-t", "1"], capture_output=True, text=True, timeout=60,
+                           env=MPI_ENV, stdin=subprocess.DEVNULL)
+    check(alone.returncode == 1 and "needs two ranks or more" in alone.stderr, f"{alone.returncode} {alone.stderr}")
 
 
 TESTS = [every_ordered_pair_of_four_ranks_is_measured_with_exact_counts, text_report_has_the_matrix_and_the_hosts,
