@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "mesh/mesh_report.hpp"
@@ -28,23 +27,9 @@ constexpr double kListenWait_s = 10;          // for the server child to say it 
 constexpr double kPairAllowance_s = 30;       // beyond -O + -t: connections, results, a slow peer
 constexpr double kCountedPairLimit_s = 600;   // a counted test (-n, --num) has no window to add to
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_file(const fs::path& path) { return util::read_child_file(path.string()); }
 
-// The last line a child wrote on stderr, without testio's prefixes.
-std::string last_complaint(const fs::path& path) {
-  std::istringstream lines(read_file(path));
-  std::string line, last;
-  while (std::getline(lines, line))
-    if (!line.empty()) last = line;
-  for (const char* prefix : {"testio: ", "error: "})
-    if (last.rfind(prefix, 0) == 0) last = last.substr(std::string(prefix).size());
-  return last.substr(0, 300);
-}
+std::string last_complaint(const fs::path& path) { return util::last_complaint(read_file(path)); }
 
 std::string describe(const spec::TestSpec& spec) {
   std::string what = std::to_string(spec.connections) + (spec.is("udp") ? " UDP flows" : " connections");
@@ -166,8 +151,14 @@ int run_mesh(const config::Config& config, const std::string& binary) {
     me.reason = "cannot make a scratch directory in " + fs::temp_directory_path().string();
   const pid_t server = scratch_made ? start_server(binary, scratch, me) : -1;
   std::vector<Host> hosts;
-  for (const std::string& record : world.all_gather(encode_host(me), kHostRecord))
-    hosts.push_back(decode_host(record, static_cast<std::uint32_t>(hosts.size())));
+  for (const std::string& record : world.all_gather(encode_host(me), kHostRecord)) {
+    const auto rank = static_cast<std::uint32_t>(hosts.size());
+    try {
+      hosts.push_back(decode_host(record, rank));
+    } catch (const std::invalid_argument& error) {  // every rank reads the same records, and goes on alike
+      hosts.push_back(Host{rank, "rank " + std::to_string(rank), 0, false, error.what()});
+    }
+  }
   const Schedule schedule = parse_schedule(config.mesh_schedule).value_or(Schedule::all);
   const std::vector<Round> plan = rounds(world.size(), schedule);
   nlohmann::ordered_json mine = nlohmann::ordered_json::array();

@@ -4,11 +4,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
@@ -17,6 +14,7 @@
 
 #include "metrics/child_process.hpp"
 #include "metrics/test_metrics.hpp"
+#include "util/spawn.hpp"
 
 namespace testio::metrics {
 namespace {
@@ -29,25 +27,6 @@ constexpr const char* kIndex =
     "[&length=SIZE][&rr=1][&iperf3=1]\n"
     "  /metrics   the exporter's own counters\n";
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The child's last line on stderr, without its log prefix: what it said went wrong.
-std::string last_line(const std::string& text) {
-  std::istringstream lines(text);
-  std::string line, last;
-  while (std::getline(lines, line))
-    if (!line.empty()) last = line;
-  if (const std::size_t bracket = last.rfind("] "); bracket != std::string::npos) last = last.substr(bracket + 2);
-  for (const char* prefix : {"testio: ", "error: "})
-    if (last.rfind(prefix, 0) == 0) last = last.substr(std::strlen(prefix));
-  return last.substr(0, 300);
-}
-
 std::string failure_of(const ChildEnd& end, const Probe& probe, const std::string& stderr_text) {
   char text[96];
   if (!end.started) return end.start_problem;
@@ -56,7 +35,7 @@ std::string failure_of(const ChildEnd& end, const Probe& probe, const std::strin
     return text;
   }
   if (end.signal) return "testio ended with signal " + std::to_string(end.signal);
-  std::string said = last_line(stderr_text);
+  std::string said = util::last_complaint(stderr_text);
   return said.empty() ? "testio exited with code " + std::to_string(end.exit_code) : said;
 }
 
@@ -113,14 +92,14 @@ asio::awaitable<HttpResponse> Exporter::run(const Probe& probe, const std::strin
                                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                         std::chrono::duration<double>(probe.deadline_s)));
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const std::string metrics = std::filesystem::exists(result) ? read_file(result) : "";
-  const std::string stderr_text = std::filesystem::exists(errors) ? read_file(errors) : "";
+  const std::string metrics = util::read_child_file(result.string());
+  const std::string stderr_text = util::read_child_file(errors.string());
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
   // A usage error is the query's fault, not the target's: Prometheus shows it as a failed scrape.
   if (end.exit_code == 2 && metrics.empty()) {
     ++invalid_;
-    co_return plain_response(400, "bad probe: " + last_line(stderr_text));
+    co_return plain_response(400, "bad probe: " + util::last_complaint(stderr_text));
   }
   const bool succeeded = end.started && !end.killed_at_deadline && end.exit_code == 0;
   (succeeded ? succeeded_ : failed_) += 1;

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -43,6 +45,24 @@ std::string own_binary() {
   const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
   if (n <= 0) throw std::runtime_error("cannot find this testio's own binary (/proc/self/exe)");
   return std::string(path.data(), static_cast<std::size_t>(n));
+}
+
+std::string read_child_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string last_complaint(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (!line.empty()) last = line;
+  if (const std::size_t bracket = last.rfind("] "); bracket != std::string::npos) last = last.substr(bracket + 2);
+  for (const char* prefix : {"testio: ", "error: "})
+    if (last.rfind(prefix, 0) == 0) last = last.substr(std::string(prefix).size());
+  return last.substr(0, 300);
 }
 
 ProcessEnd reap_process(pid_t pid) {
