@@ -83,10 +83,10 @@ std::string ServerMetrics::exposition(const ServerState& state) const {
     out.sample(static_cast<double>(count), {{"reason", kRefusalNames[i]}});
   }
   out.single("testio_tests_running", G::gauge, "Tests running or being set up", state.tests_running);
-  out.single("testio_received_bytes_total", G::counter, "Bytes received by tests that ended (omitted seconds included)",
-             static_cast<double>(received_bytes_));
-  out.single("testio_sent_bytes_total", G::counter, "Bytes sent by tests that ended (omitted seconds included)",
-             static_cast<double>(sent_bytes_));
+  out.single("testio_received_bytes_total", G::counter, "Bytes received by tests (omitted seconds included)",
+             static_cast<double>(received_bytes_ + state.live_received_bytes));
+  out.single("testio_sent_bytes_total", G::counter, "Bytes sent by tests (omitted seconds included)",
+             static_cast<double>(sent_bytes_ + state.live_sent_bytes));
   out.family("testio_last_test_goodput_bytes_per_second", G::gauge, "Goodput of each peer's last test, per direction");
   for (const auto& [peer, result] : peers_) {
     if (result.forward_bytes_per_second >= 0)

@@ -2,7 +2,7 @@
 // served, failed and refused by reason, connections, bytes) and each peer's last test. A
 // decorator over the server's reporter: every test of either protocol ends in end(), whose report
 // already holds the bytes, so the data path does nothing for it (a test's bytes count when it
-// ends). Owner: the server's control thread; every member is touched only there.
+// ends; while a testio test runs, the server adds what its workers' counters say so far). Owner: the server's control thread; every member is touched only there.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@ enum class Protocol { testio, iperf3 };
 struct ServerState {
   std::uint32_t tests_running = 0;
   std::uint64_t busy_refusals = 0;  // counted by the slots both protocols share
+  std::uint64_t live_received_bytes = 0, live_sent_bytes = 0;  // of testio tests not yet reported
 };
 
 class ServerMetrics : public report::Reporter {
@@ -35,6 +36,12 @@ class ServerMetrics : public report::Reporter {
   void accepted() noexcept { ++connections_accepted_; }
   void refused(Refusal reason) noexcept { ++refused_[static_cast<std::size_t>(reason)]; }
   void served(Protocol protocol, bool succeeded) noexcept;
+  // A test that ended without a report (the client went away): the bytes it had moved, so the
+  // counters never go back.
+  void count_unreported(std::uint64_t received, std::uint64_t sent) noexcept {
+    received_bytes_ += received;
+    sent_bytes_ += sent;
+  }
 
   std::string exposition(const ServerState& state) const;
 

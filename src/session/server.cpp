@@ -317,13 +317,14 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   std::string ended;    // why the test ended early, for the log and the report
   std::string failure;  // sent to the client after the catch: no co_await inside a handler
   std::string code = "failed";
+  std::shared_ptr<ServerTest> test;
   try {
     control::TestRequest request = co_await read_request(control);
     const std::uint64_t arrived_ns = stats::realtime_ns();
     spdlog::info("test from {}: {}", peer, describe(request.spec));
     asio::error_code ignored;
-    std::shared_ptr<ServerTest> test = admit(std::move(request), control.socket().remote_endpoint(ignored).address(),
-                                             control.socket().local_endpoint(ignored).address());
+    test = admit(std::move(request), control.socket().remote_endpoint(ignored).address(),
+                 control.socket().local_endpoint(ignored).address());
     id = test->id();
     test->note_request_arrival(arrived_ns);
     succeeded = co_await test->run(control, reporter_);
@@ -344,6 +345,10 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
     if (!id) reporter_.refused(metrics::Refusal::unsupported);  // the workload or the engine cannot run it here
   }
   if (id) reporter_.served(metrics::Protocol::testio, succeeded);
+  if (test && !test->reported()) {
+    auto [received, sent] = test->bytes_so_far();
+    reporter_.count_unreported(received, sent);
+  }
   if (!ended.empty()) {
     spdlog::warn("test from {} ended: {}", peer, ended);
     if (id) reporter_.error(ended);  // only a test that got under way has a report to close
@@ -360,7 +365,13 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
 }
 
 std::string Server::metrics_text() const {
-  return reporter_.exposition({slots_.taken, slots_.busy_refusals});
+  metrics::ServerState state{slots_.taken, slots_.busy_refusals};
+  for (const auto& [id, test] : tests_) {
+    auto [received, sent] = test->bytes_so_far();
+    state.live_received_bytes += received;
+    state.live_sent_bytes += sent;
+  }
+  return reporter_.exposition(state);
 }
 
 int run_server(const config::Config& config, metrics::ServerMetrics& metrics, ForeignClients* foreign) {

@@ -215,8 +215,20 @@ bool ServerTest::report(report::Reporter& reporter, control::DirectedResults cli
   for (const report::TestReport* direction : {static_cast<const report::TestReport*>(&report), report.bidir_reverse.get()})
     if (direction && (stats::summarize(direction->local().totals).failed_streams || !direction->mismatched_streams.empty()))
       clean = false;
+  reported_ = true;
   reporter.end(report);
   return clean;
+}
+
+std::pair<std::uint64_t, std::uint64_t> ServerTest::bytes_so_far() noexcept {
+  std::uint64_t received = 0, sent = 0;
+  if (reported_ || !streams_) return {0, 0};
+  DirectedMeasurement& measurement = streams_->measurement();
+  for (std::uint32_t connection = 0; connection < layout_.total(); ++connection) {
+    const std::uint64_t bytes = measurement.counters(connection).bytes.load(std::memory_order_relaxed);
+    (layout_.sends_on(Side::server, connection) ? sent : received) += bytes;
+  }
+  return {received, sent};
 }
 
 }  // namespace testio::session

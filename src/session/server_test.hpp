@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <asio/any_io_executor.hpp>
@@ -53,6 +54,12 @@ class ServerTest {
   // Empty when taken; otherwise why it was refused.
   std::string attach_flow(std::uint32_t index, const asio::ip::udp::endpoint& from, std::uint16_t port);
 
+  // What this side has received and sent so far (--metrics reads it when scraped: the workers'
+  // own counters, nothing added to the data path); zeros once the test is reported, as its
+  // report then holds the same bytes, and before its streams exist.
+  std::pair<std::uint64_t, std::uint64_t> bytes_so_far() noexcept;
+  bool reported() const noexcept { return reported_; }
+
   // Runs the test to its end and reports it. Returns true when every stream ended cleanly and
   // both sides counted the same; throws when the client breaks the protocol or goes away.
   asio::awaitable<bool> run(control::ControlChannel& control, report::Reporter& reporter);
@@ -87,6 +94,7 @@ class ServerTest {
   control::DirectedResults mine_;
   std::uint32_t tests_beside_ = 0;
   std::uint64_t request_arrived_ns_ = 0;
+  bool reported_ = false;
 };
 
 }  // namespace testio::session

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -110,9 +111,25 @@ def server_metrics_count_tests_refusals_and_bytes():
         check(sample(text, "testio_connections_accepted_total") >= 4, text)
         check(sample(text, "testio_last_test_goodput_bytes_per_second", 'peer="127.0.0.1",direction="forward"') > 0,
               text)
+        # While a test runs, the counter already holds what its workers have counted.
+        running = subprocess.Popen(harness.client_argv(server, "2", "-t", "4", "--json"), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        seen_during = None
+        deadline = time.monotonic() + 30
+        while running.poll() is None and time.monotonic() < deadline and seen_during is None:
+            text = fetch(f"http://127.0.0.1:{port}/metrics")[1]
+            if sample(text, "testio_tests_running") == 1 and sample(text, "testio_received_bytes_total") > received:
+                seen_during = sample(text, "testio_received_bytes_total")
+            time.sleep(0.2)
+        out, err = running.communicate(timeout=60)
+        check(running.returncode == 0 and seen_during is not None, f"no bytes counted during the test: {err}")
+        server.wait_for_reports(2)
+        received += json.loads(out)["end"]["sum_received"]["bytes"]
+        text = fetch(f"http://127.0.0.1:{port}/metrics")[1]
+        check(seen_during < sample(text, "testio_received_bytes_total") == received, f"{seen_during}, {received}: {text}")
         subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", server.port, "-t", "1"], capture_output=True, timeout=60,
                        check=True)
-        server.wait_for_reports(2)
+        server.wait_for_reports(3)
         status, text = fetch(f"http://127.0.0.1:{port}/metrics")
         check(sample(text, "testio_tests_served_total", 'protocol="iperf3"') == 1, text)
         check(sample(text, "testio_received_bytes_total") > received, text)
