@@ -364,28 +364,11 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   }
 }
 
-std::string Server::metrics_text() const {
-  metrics::ServerState state{slots_.taken, slots_.busy_refusals};
-  for (const auto& [id, test] : tests_) {
-    auto [received, sent] = test->bytes_so_far();
-    state.live_received_bytes += received;
-    state.live_sent_bytes += sent;
-  }
-  return reporter_.exposition(state);
-}
-
 int run_server(const config::Config& config, metrics::ServerMetrics& metrics, ForeignClients* foreign) {
   asio::io_context io(1);
   Server server(io, config, metrics, foreign);
   std::optional<metrics::HttpListener> endpoint;
-  if (!config.metrics_listen.empty()) {
-    endpoint.emplace(io, config.metrics_listen, [&server](const metrics::HttpRequest& request) -> asio::awaitable<metrics::HttpResponse> {
-      if (request.path == "/metrics") co_return metrics::HttpResponse{200, metrics::kContentType, server.metrics_text()};
-      co_return metrics::plain_response(404, request.path + " is not served here; try /metrics");
-    }, "metrics");
-    spdlog::info("metrics on port {} ({}/metrics)", endpoint->port(), config.metrics_listen);
-    asio::co_spawn(io, endpoint->serve(), asio::detached);
-  }
+  if (!config.metrics_listen.empty()) open_metrics_endpoint(io, config.metrics_listen, server, endpoint);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;

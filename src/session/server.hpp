@@ -13,6 +13,7 @@
 #include <asio/ip/tcp.hpp>
 
 #include "config/config.hpp"
+#include "metrics/http_listener.hpp"
 #include "metrics/server_metrics.hpp"
 #include "session/foreign_clients.hpp"
 #include "session/handshakes.hpp"
@@ -80,6 +81,11 @@ class Server {
 // The rules a request's test must keep here: every rule of its workload and this server's caps
 // (workloads::check). Throws control::ProtocolError("invalid test request: ...").
 void check_request(const spec::TestSpec& spec, const spec::Limits& limits);
+
+// --metrics ADDRESS: /metrics from `server`, served on `io` by `endpoint` (emplaced here). Throws
+// std::runtime_error when it cannot listen.
+void open_metrics_endpoint(asio::io_context& io, const std::string& address, Server& server,
+                           std::optional<metrics::HttpListener>& endpoint);
 
 // Runs `testio -s` (and, with --metrics, its /metrics endpoint) until a signal or, with -1, one
 // test. Returns the exit code.
