@@ -128,8 +128,10 @@ def relative(measured, expected):
 
 # Steady state: one-second receiver intervals after a one-second warm-up (testio's -O 1, iperf2's
 # first interval), and their median, so one interval that a busy neighbour on this shared machine
-# slowed does not decide. A comparison that still fails is measured once more (both tools again).
-WARM_UP, STEADY_SECONDS, ATTEMPTS = 1, 4, 2
+# slowed does not decide. A comparison that still fails is measured again (both tools), up to three
+# times in all: one CI run saw iperf2 2.9% behind testio, then testio 5% below the link, both
+# from the shared machine's neighbours.
+WARM_UP, STEADY_SECONDS, ATTEMPTS = 1, 4, 3
 
 
 def median(values):
