@@ -8,8 +8,6 @@
 #include <iostream>
 #include <optional>
 
-#include <spdlog/spdlog.h>
-
 #include "cli/exporter_options.hpp"
 #include "cli/options.hpp"
 #include "mesh/rank.hpp"
@@ -24,6 +22,7 @@
 #include "iperf3/server_session.hpp"
 #include "report/reporter.hpp"
 #include "util/descriptors.hpp"
+#include "util/log.hpp"
 #include "util/logging.hpp"
 #include "util/spawn.hpp"
 #include "util/units.hpp"

@@ -14,8 +14,7 @@
 #include <cstring>
 #include <string>
 
-#include <spdlog/spdlog.h>
-
+#include "util/log.hpp"
 #include "util/page_buffer.hpp"
 #include "util/unique_fd.hpp"
 

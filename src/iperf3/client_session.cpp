@@ -6,7 +6,6 @@
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
-#include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
 #include "session/client_signals.hpp"
@@ -18,6 +17,7 @@
 #include "iperf3/reports.hpp"
 #include "iperf3/streams.hpp"
 #include "net/socket_options.hpp"
+#include "util/log.hpp"
 
 namespace testio::iperf3 {
 namespace {

@@ -9,7 +9,6 @@
 #include <asio/read.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
 #include "engines/completion_latch.hpp"
@@ -19,6 +18,7 @@
 #include "iperf3/messages.hpp"
 #include "iperf3/reports.hpp"
 #include "iperf3/streams.hpp"
+#include "util/log.hpp"
 
 namespace testio::iperf3 {
 

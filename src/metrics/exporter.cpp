@@ -10,10 +10,10 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/signal_set.hpp>
-#include <spdlog/spdlog.h>
 
 #include "metrics/child_process.hpp"
 #include "metrics/test_metrics.hpp"
+#include "util/log.hpp"
 #include "util/spawn.hpp"
 
 namespace testio::metrics {

@@ -14,7 +14,6 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include "control/auth.hpp"
 #include "control/channel.hpp"
@@ -26,6 +25,7 @@
 #include "session/connect.hpp"
 #include "session/test_start.hpp"
 #include "session/test_streams.hpp"
+#include "util/log.hpp"
 #include "workloads/registry.hpp"
 
 namespace testio::session {

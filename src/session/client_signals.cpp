@@ -5,7 +5,8 @@
 #include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
-#include <spdlog/spdlog.h>
+
+#include "util/log.hpp"
 
 namespace testio::session {
 

@@ -8,12 +8,12 @@
 #include <ctime>
 
 #include <asio/experimental/awaitable_operators.hpp>
-#include <spdlog/spdlog.h>
 
 #include "session/client_signals.hpp"
 #include "session/directions.hpp"
 #include "session/test_start.hpp"
 #include "session/test_streams.hpp"
+#include "util/log.hpp"
 #include "workloads/registry.hpp"
 
 namespace testio::session {

@@ -1,6 +1,6 @@
 #include "session/log_limiter.hpp"
 
-#include <spdlog/spdlog.h>
+#include "util/log.hpp"
 
 namespace testio::session {
 namespace {

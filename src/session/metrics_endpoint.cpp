@@ -1,9 +1,10 @@
 // --metrics: the server's /metrics endpoint, and what a scrape reads.
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <spdlog/spdlog.h>
 
 #include "session/server.hpp"
+
+#include "util/log.hpp"
 
 namespace testio::session {
 

@@ -12,7 +12,6 @@
 
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
 #include "report/raw_report.hpp"
@@ -22,6 +21,7 @@
 #include "session/directions.hpp"
 #include "session/test_start.hpp"
 #include "session/test_streams.hpp"
+#include "util/log.hpp"
 #include "workloads/bulk/bulk.hpp"
 #include "workloads/rr/rr.hpp"
 

@@ -16,7 +16,6 @@
 #include <asio/redirect_error.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
 #include "engines/worker_pool.hpp"
@@ -24,6 +23,7 @@
 #include "session/listen.hpp"
 #include "session/log_limiter.hpp"
 #include "session/raw_groups.hpp"
+#include "util/log.hpp"
 #include "workloads/raw/raw_sink.hpp"
 
 namespace testio::session {

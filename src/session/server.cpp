@@ -15,7 +15,6 @@
 #include <asio/redirect_error.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 #include "control/auth.hpp"
 #include "session/listen.hpp"
@@ -24,6 +23,7 @@
 #include "engines/bulk_streams.hpp"
 #include "metrics/http_listener.hpp"
 #include "session/test_start.hpp"
+#include "util/log.hpp"
 #include "workloads/registry.hpp"
 
 namespace testio::session {

@@ -7,10 +7,9 @@
 
 #include <sys/socket.h>
 
-#include <spdlog/spdlog.h>
-
 #include "session/test_start.hpp"
 #include "stats/peer_clock.hpp"
+#include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
 
 namespace testio::session {

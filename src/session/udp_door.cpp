@@ -3,11 +3,11 @@
 #include <asio/ip/v6_only.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 #include "control/channel.hpp"
 #include "net/socket_options.hpp"
 #include "session/server_test.hpp"
+#include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
 
 namespace testio::session {

@@ -5,12 +5,11 @@
 #include <optional>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "engines/bulk_streams.hpp"
 #include "engines/rate_following_mark.hpp"
 #include "engines/send_source.hpp"
 #include "stats/summary.hpp"
+#include "util/log.hpp"
 #include "util/pattern.hpp"
 #include "util/unique_fd.hpp"
 

@@ -4,8 +4,7 @@
 #include <mutex>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
+#include "util/log.hpp"
 #include "util/units.hpp"
 #include "workloads/http/http_plan.hpp"
 #include "workloads/http/http_streams.hpp"

@@ -5,10 +5,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
 #include "net/socket_options.hpp"
 #include "net/tcp_info.hpp"
+#include "util/log.hpp"
 #include "workloads/http/http_streams.hpp"
 
 namespace testio::workloads::http {

@@ -3,8 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
+#include "util/log.hpp"
 #include "util/pattern.hpp"
 #include "util/units.hpp"
 #include "workloads/transfers/transfer_plan.hpp"

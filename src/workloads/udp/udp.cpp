@@ -4,9 +4,8 @@
 // -R, --bidir.
 #include "workloads/udp/udp.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include "stats/summary.hpp"
+#include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
 #include "workloads/udp/udp_flow.hpp"
 

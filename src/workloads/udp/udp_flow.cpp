@@ -7,10 +7,9 @@
 
 #include <netinet/in.h>
 
-#include <spdlog/spdlog.h>
-
 #include "net/socket_options.hpp"
 #include "net/udp_socket.hpp"
+#include "util/log.hpp"
 #include "util/unique_fd.hpp"
 #include "workloads/udp/datagram.hpp"
 

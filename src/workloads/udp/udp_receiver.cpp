@@ -9,9 +9,9 @@
 #include <sys/socket.h>
 
 #include <asio/post.hpp>
-#include <spdlog/spdlog.h>
 
 #include "net/udp_socket.hpp"
+#include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
 #include "workloads/udp/udp_flow.hpp"
 

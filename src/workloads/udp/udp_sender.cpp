@@ -8,9 +8,9 @@
 #include <ctime>
 
 #include <asio/post.hpp>
-#include <spdlog/spdlog.h>
 
 #include "net/udp_socket.hpp"
+#include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
 #include "workloads/udp/udp_flow.hpp"
 
