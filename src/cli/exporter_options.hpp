@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include <cxxopts.hpp>
+#include "cli/option_table.hpp"
 
 #include "config/exporter_config.hpp"
 
@@ -19,7 +19,7 @@ struct ParsedExporterCommandLine {
 bool is_exporter_command(int argc, const char* const* argv);
 
 // Its option table, for --help and the manual (group "Exporter").
-cxxopts::Options exporter_options();
+OptionTable exporter_options();
 
 // argv as main() has it, "exporter" in argv[1]. Throws util::UsageError with one sentence.
 ParsedExporterCommandLine parse_exporter_command_line(int argc, const char* const* argv);

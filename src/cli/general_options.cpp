@@ -9,13 +9,13 @@ namespace {
 
 using util::UsageError;
 
-void fill_address(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_address(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   given.server = args.count("server") > 0;
   given.client = args.count("client") > 0 || args.count("urls") > 0;  // --urls names the servers itself
-  if (args.count("client")) config.host = args["client"].as<std::string>();
+  if (args.count("client")) config.host = args.value("client");
   config.role = given.server ? config::Role::server : config::Role::client;
   config.verbosity = args.count("debug") ? 2 : args.count("verbose") ? 1 : 0;
-  std::uint64_t port = util::parse_count(args["port"].as<std::string>(), "the port");
+  std::uint64_t port = util::parse_count(args.value("port"), "the port");
   if (port > 65535) throw UsageError("the port must be between 0 and 65535, got " + std::to_string(port));
   config.port = static_cast<std::uint16_t>(port);
   given.ipv4 = args.count("ipv4") > 0;
@@ -41,7 +41,7 @@ void fill_bind(const std::string& text, config::Config& config) {
     throw UsageError("-B '" + text + "': '" + config.bind_device + "' is not a network interface name");
 }
 
-void fill_output(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_output(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   given.json = args.count("json") > 0;
   given.json_stream = args.count("json-stream") > 0;
   config.output = given.json_stream ? config::OutputFormat::json_stream
@@ -55,19 +55,19 @@ void fill_output(const cxxopts::ParseResult& args, config::Config& config, Given
   if (auto file = typed(args, "logfile")) config.logfile = *file;
 }
 
-void fill_limits(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_limits(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   spec::Limits& limits = config.limits;
-  limits.max_tests = parse_u32(args["max-tests"].as<std::string>(), "--max-tests");
-  limits.max_connections = parse_u32(args["max-connections"].as<std::string>(), "--max-connections");
-  limits.max_buffer = util::parse_size(args["max-buffer"].as<std::string>(), "--max-buffer");
-  limits.max_duration_s = util::parse_seconds(args["max-duration"].as<std::string>(), "--max-duration");
-  std::uint64_t frame = util::parse_size(args["max-frame"].as<std::string>(), "--max-frame");
+  limits.max_tests = parse_u32(args.value("max-tests"), "--max-tests");
+  limits.max_connections = parse_u32(args.value("max-connections"), "--max-connections");
+  limits.max_buffer = util::parse_size(args.value("max-buffer"), "--max-buffer");
+  limits.max_duration_s = util::parse_seconds(args.value("max-duration"), "--max-duration");
+  std::uint64_t frame = util::parse_size(args.value("max-frame"), "--max-frame");
   if (frame < 4096 || frame > (16u << 20)) throw UsageError("--max-frame must be between 4K and 16M");
   limits.max_frame = static_cast<std::uint32_t>(frame);
-  limits.handshake_timeout_s = util::parse_seconds(args["handshake-timeout"].as<std::string>(), "--handshake-timeout");
-  limits.max_pending_per_peer = parse_u32(args["max-pending-per-peer"].as<std::string>(), "--max-pending-per-peer");
-  given.server_limits = args["max-tests"].count() || args["handshake-timeout"].count() || args["max-frame"].count() ||
-                        args.count("allow") || args["max-pending-per-peer"].count();
+  limits.handshake_timeout_s = util::parse_seconds(args.value("handshake-timeout"), "--handshake-timeout");
+  limits.max_pending_per_peer = parse_u32(args.value("max-pending-per-peer"), "--max-pending-per-peer");
+  given.server_limits = args.count("max-tests") || args.count("handshake-timeout") || args.count("max-frame") ||
+                        args.count("allow") || args.count("max-pending-per-peer");
   if (auto allow = typed(args, "allow")) config.allow = *allow;
   if (auto key = typed(args, "psk-file")) config.psk_file = *key;
   given.psk_file = !config.psk_file.empty();
@@ -137,51 +137,51 @@ void check_limits(const config::Config& config) {
 
 }  // namespace
 
-void add_general_options(cxxopts::Options& options) {
+void add_general_options(OptionTable& options) {
   // clang-format off
   options.add_options("General")
     ("h,help", "Print this help and exit")
     ("version", "Print the version and exit")
     ("v,verbose", "More detail: per-connection lines, and progress on stderr")
     ("debug", "Debug diagnostics on stderr")
-    ("p,port", "Port for control and data connections", cxxopts::value<std::string>()->default_value("5201"), "PORT")
+    ("p,port", "Port for control and data connections", value().default_value("5201"), "PORT")
     ("B,bind", "Server: listen address. Client: source address. %DEV also binds to that interface "
-               "(SO_BINDTODEVICE)", cxxopts::value<std::string>(), "ADDRESS[%DEV]")
+               "(SO_BINDTODEVICE)", value(), "ADDRESS[%DEV]")
     ("4,ipv4", "Use IPv4 only")
     ("6,ipv6", "Use IPv6 only")
     ("J,json", "Report as one JSON document shaped like iperf3's -J")
     ("json-stream", "Report as JSON lines, one per event (start, interval, end, error), as they happen")
     ("f,format", "Rate unit: k, m, g (Kbit/s, Mbit/s, Gbit/s) or K, M, G (KByte/s ...); default automatic",
-       cxxopts::value<std::string>(), "UNIT")
+       value(), "UNIT")
     ("logfile", "Write the report and diagnostics to FILE (appended) instead of stdout/stderr",
-       cxxopts::value<std::string>(), "FILE")
+       value(), "FILE")
     ("config", "Read options from a JSON profile (keys are long option names, and \"spec\" a test spec, as a "
                "report's start.testio.spec); the command line overrides it",
-       cxxopts::value<std::string>(), "FILE");
+       value(), "FILE");
   // clang-format on
   // clang-format off
   options.add_options("Server")
     ("s,server", "Run as a server: serve tests until killed (one at a time unless --max-tests)")
     ("1,one-off", "Server: exit after one test")
-    ("max-tests", "Server: tests that may run at once; more get a busy answer", cxxopts::value<std::string>()->default_value("1"), "K")
-    ("allow", "Server: talk only to peers in these networks, e.g. 198.18.0.0/15,::1", cxxopts::value<std::string>(), "CIDR,...")
+    ("max-tests", "Server: tests that may run at once; more get a busy answer", value().default_value("1"), "K")
+    ("allow", "Server: talk only to peers in these networks, e.g. 198.18.0.0/15,::1", value(), "CIDR,...")
     ("handshake-timeout", "Server: seconds a new connection may take to say who it is",
-       cxxopts::value<std::string>()->default_value("5"), "SECONDS")
+       value().default_value("5"), "SECONDS")
     ("max-pending-per-peer", "Server: connections one address may hold in their handshake (beyond those its "
-       "running test opens); more are refused at once", cxxopts::value<std::string>()->default_value("32"), "N");
+       "running test opens); more are refused at once", value().default_value("32"), "N");
   // clang-format on
   // clang-format off
   options.add_options("Limits and security")
     ("psk-file", "Pre-shared key file: the server demands it, the client proves it (HMAC-SHA256)",
-       cxxopts::value<std::string>(), "FILE")
-    ("max-connections", "Cap on connections per test", cxxopts::value<std::string>()->default_value("4096"), "N")
-    ("max-buffer", "Cap on -l", cxxopts::value<std::string>()->default_value("256M"), "SIZE")
-    ("max-duration", "Cap on -t, -O and -i in seconds", cxxopts::value<std::string>()->default_value("86400"), "SECONDS")
-    ("max-frame", "Server: cap on a control message's size", cxxopts::value<std::string>()->default_value("64K"), "SIZE");
+       value(), "FILE")
+    ("max-connections", "Cap on connections per test", value().default_value("4096"), "N")
+    ("max-buffer", "Cap on -l", value().default_value("256M"), "SIZE")
+    ("max-duration", "Cap on -t, -O and -i in seconds", value().default_value("86400"), "SECONDS")
+    ("max-frame", "Server: cap on a control message's size", value().default_value("64K"), "SIZE");
   // clang-format on
 }
 
-void fill_general(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_general(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   fill_address(args, config, given);
   if (auto bind = typed(args, "bind")) fill_bind(*bind, config);
   fill_output(args, config, given);

@@ -19,20 +19,20 @@ std::string roff(const std::string& text) {
   return out;
 }
 
-std::string option_heading(const cxxopts::HelpOptionDetails& option) {
+std::string option_heading(const OptionHelp& option) {
   std::string heading;
-  if (!option.s.empty()) heading += "\\fB\\-" + roff(option.s) + "\\fR, ";
-  for (std::size_t i = 0; i < option.l.size(); ++i)
-    heading += (i ? ", " : "") + std::string("\\fB\\-\\-") + roff(option.l[i]) + "\\fR";
-  if (!option.is_boolean && !option.arg_help.empty()) heading += " \\fI" + roff(option.arg_help) + "\\fR";
+  if (!option.short_name.empty()) heading += "\\fB\\-" + roff(option.short_name) + "\\fR, ";
+  for (std::size_t i = 0; i < option.long_names.size(); ++i)
+    heading += (i ? ", " : "") + std::string("\\fB\\-\\-") + roff(option.long_names[i]) + "\\fR";
+  if (!option.arg_name.empty()) heading += " \\fI" + roff(option.arg_name) + "\\fR";
   return heading;
 }
 
-std::string option_entries(const cxxopts::Options& options, const std::string& group) {
+std::string option_entries(const OptionTable& options, const std::string& group) {
   std::string entries;
-  for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options) {
-    entries += ".TP\n" + option_heading(option) + "\n" + roff(option.desc);
-    if (option.has_default && !option.is_boolean) entries += " (default: " + roff(option.default_value) + ")";
+  for (const OptionHelp& option : options.group_help(group)) {
+    entries += ".TP\n" + option_heading(option) + "\n" + roff(option.help);
+    if (option.default_value) entries += " (default: " + roff(*option.default_value) + ")";
     entries += "\n";
   }
   return entries;
@@ -121,7 +121,7 @@ const std::vector<std::string>& help_groups() {
   return groups;
 }
 
-std::string man_page(const cxxopts::Options& options) {
+std::string man_page(const OptionTable& options) {
   std::string page = ".TH TESTIO 1 \"\" \"testio " TESTIO_VERSION "\" \"User Commands\"\n";
   page += ".SH NAME\ntestio \\- multi\\-connection TCP and UDP bandwidth and latency tester\n";
   page += ".SH SYNOPSIS\n.B testio \\-s\n.RI [ options ]\n.br\n.B testio \\-c\n.I HOST\n.RI [ options ] \" \" [ N ]\n"
@@ -139,25 +139,25 @@ std::string man_page(const cxxopts::Options& options) {
 
 namespace {
 
-void add_words(const cxxopts::Options& options, const std::vector<std::string>& groups, std::set<std::string>& words,
+void add_words(const OptionTable& options, const std::vector<std::string>& groups, std::set<std::string>& words,
                std::set<std::string>& file_options) {
   for (const std::string& group : groups)
-    for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options) {
-      const bool takes_file = option.arg_help == "FILE" || option.arg_help == "DIR";
-      for (const std::string& name : option.l) {
+    for (const OptionHelp& option : options.group_help(group)) {
+      const bool takes_file = option.arg_name == "FILE" || option.arg_name == "DIR";
+      for (const std::string& name : option.long_names) {
         words.insert("--" + name);
         if (takes_file) file_options.insert("--" + name);
       }
-      if (!option.s.empty()) {
-        words.insert("-" + option.s);
-        if (takes_file) file_options.insert("-" + option.s);
+      if (!option.short_name.empty()) {
+        words.insert("-" + option.short_name);
+        if (takes_file) file_options.insert("-" + option.short_name);
       }
     }
 }
 
 }  // namespace
 
-std::string bash_completion(const cxxopts::Options& options) {
+std::string bash_completion(const OptionTable& options) {
   std::set<std::string> words{"exporter"}, file_options;
   add_words(options, help_groups(), words, file_options);
   add_words(exporter_options(), {"Exporter"}, words, file_options);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <cxxopts.hpp>
+#include "cli/option_table.hpp"
 
 namespace testio::cli {
 
@@ -15,9 +15,9 @@ namespace testio::cli {
 const std::vector<std::string>& help_groups();
 
 // The manual page in roff (man(7) macros).
-std::string man_page(const cxxopts::Options& options);
+std::string man_page(const OptionTable& options);
 
 // A bash completion script: every option, and file names after the options that take a file.
-std::string bash_completion(const cxxopts::Options& options);
+std::string bash_completion(const OptionTable& options);
 
 }  // namespace testio::cli

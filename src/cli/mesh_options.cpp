@@ -8,19 +8,19 @@ namespace testio::cli {
 
 using util::UsageError;
 
-void add_mesh_options(cxxopts::Options& options) {
+void add_mesh_options(OptionTable& options) {
   // clang-format off
   options.add_options("Mesh")
     ("mesh", "Under mpirun: each rank serves on its -B address, then the test runs between every pair of ranks "
              "in rounds; rank 0 prints one report (docs/mesh.md)")
     ("mesh-schedule", "Which pairs: all (every ordered pair), pairs (each pair once, the lower rank the client), "
-                      "ring (each rank to the next: a quick pass)", cxxopts::value<std::string>(), "SCHEDULE")
+                      "ring (each rank to the next: a quick pass)", value(), "SCHEDULE")
     ("mesh-slow", "Name the hosts that sent less than this share of the median host",
-       cxxopts::value<std::string>(), "FRACTION");
+       value(), "FRACTION");
   // clang-format on
 }
 
-void fill_mesh(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_mesh(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   config.mesh = given.mesh = args.count("mesh") > 0;
   given.mesh_options = args.count("mesh-schedule") > 0 || args.count("mesh-slow") > 0;
   if (auto schedule = typed(args, "mesh-schedule")) {

@@ -8,17 +8,17 @@ namespace testio::cli {
 
 using util::UsageError;
 
-void add_metrics_options(cxxopts::Options& options) {
+void add_metrics_options(OptionTable& options) {
   // clang-format off
   options.add_options("Metrics")
     ("metrics", "Server: serve Prometheus metrics at http://ADDRESS:PORT/metrics (docs/metrics.md)",
-       cxxopts::value<std::string>(), "ADDRESS:PORT")
+       value(), "ADDRESS:PORT")
     ("prometheus", "Client: write the test's result for node_exporter's textfile collector to FILE "
-                   "(a temporary file renamed over it)", cxxopts::value<std::string>(), "FILE");
+                   "(a temporary file renamed over it)", value(), "FILE");
   // clang-format on
 }
 
-void fill_metrics(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_metrics(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   if (auto listen = typed(args, "metrics")) config.metrics_listen = *listen;
   if (auto file = typed(args, "prometheus")) config.prometheus_file = *file;
   given.metrics = !config.metrics_listen.empty();

@@ -1,6 +1,5 @@
 #include "cli/options.hpp"
 
-#include <cxxopts.hpp>
 #include <optional>
 #include <vector>
 
@@ -12,9 +11,9 @@
 
 namespace testio::cli {
 
-std::optional<std::string> typed(const cxxopts::ParseResult& args, const char* name) {
+std::optional<std::string> typed(const ParsedOptions& args, const char* name) {
   if (!args.count(name)) return std::nullopt;
-  return args[name].as<std::string>();
+  return args.value(name);
 }
 
 std::uint32_t parse_u32(const std::string& text, const char* what) {
@@ -27,13 +26,12 @@ namespace {
 
 using util::UsageError;
 
-cxxopts::Options make_options() {
-  cxxopts::Options options("testio",
+OptionTable make_options() {
+  OptionTable options("testio",
                            "testio: multi-connection TCP throughput tester.\n"
                            "  testio -s                 serve tests\n"
                            "  testio -c HOST [N]        run a test with N connections\n"
                            "  testio exporter           serve Prometheus probes (testio exporter --help)");
-  options.positional_help("[N]").show_positional_help();
   add_general_options(options);
   add_rr_options(options);
   add_raw_options(options);
@@ -47,26 +45,22 @@ cxxopts::Options make_options() {
   options.add_options("Packaging")
     ("man", "Print the manual page testio(1) in roff and exit")
     ("bash-completion", "Print the bash completion script and exit");
-  options.parse_positional({"connections"});
+  options.positional("connections", "[N]");
   return options;
 }
 
 // Long option names a profile may set: every option but those that only make sense typed.
-bool profile_may_set(const cxxopts::Options& options, const std::string& key) {
+bool profile_may_set(const OptionTable& options, const std::string& key) {
   if (key == "help" || key == "version" || key == "config" || key == "connections" || key == "man" ||
       key == "bash-completion")
     return false;
-  for (const std::string& group : options.groups())
-    for (const cxxopts::HelpOptionDetails& option : options.group_help(group).options)
-      for (const std::string& name : option.l)
-        if (name == key) return true;
-  return false;
+  return options.has_long_name(key);
 }
 
 // Only what was typed (or given by a profile's tokens) is set: the rest keeps the spec's defaults
 // or a profile's spec. `profile_names_buffer`: that spec set -l, so the smaller defaults of
 // --iperf3 and a raw sink do not apply.
-void fill_config(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given,
+void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions& given,
                  bool profile_names_buffer) {
   fill_general(args, config, given);
   fill_raw(args, config, given);
@@ -93,18 +87,8 @@ void fill_config(const cxxopts::ParseResult& args, config::Config& config, Given
     spec.interval_s = 0;
 }
 
-cxxopts::ParseResult parse_tokens(cxxopts::Options& options, const std::vector<std::string>& tokens) {
-  std::vector<const char*> argv;
-  for (const std::string& token : tokens) argv.push_back(token.c_str());
-  try {
-    return options.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const cxxopts::exceptions::exception& error) {
-    throw UsageError(std::string(error.what()) + " (see testio --help)");
-  }
-}
-
 // Whether the command line set `key` itself, or an option that excludes it.
-bool typed_over(const cxxopts::ParseResult& args, const std::string& key) {
+bool typed_over(const ParsedOptions& args, const std::string& key) {
   return args.count(key) > 0 || (key == "parallel" && args.count("connections") > 0) ||
          (key == "time" && args.count("bytes") > 0) || (key == "bytes" && args.count("time") > 0) ||
          (key == "json" && args.count("json-stream") > 0) || (key == "json-stream" && args.count("json") > 0) ||
@@ -115,18 +99,18 @@ bool typed_over(const cxxopts::ParseResult& args, const std::string& key) {
 
 ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   ParsedCommandLine parsed;
-  cxxopts::Options options = make_options();
+  OptionTable options = make_options();
   std::vector<std::string> tokens(argv, argv + argc);
-  cxxopts::ParseResult args = parse_tokens(options, tokens);
+  ParsedOptions args = options.parse(tokens);
   std::optional<Profile> profile;
   if (args.count("config")) {
     // The profile's entries go first and are dropped where the command line set the same thing;
     // its spec, if it has one, is the test the command line then changes.
-    profile = read_profile(args["config"].as<std::string>(),
+    profile = read_profile(args.value("config"),
                            [&](const std::string& key) { return profile_may_set(options, key); },
                            [&](const std::string& key) { return typed_over(args, key); });
     tokens.insert(tokens.begin() + 1, profile->tokens.begin(), profile->tokens.end());
-    args = parse_tokens(options, tokens);
+    args = options.parse(tokens);
   }
   if (args.count("help") || args.count("man") || args.count("bash-completion")) {
     parsed.action = ParsedCommandLine::Action::help;

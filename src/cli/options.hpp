@@ -1,4 +1,4 @@
-// The command line: cxxopts definitions, from general to specific, filling a Config.
+// The command line: the option table, from general to specific, filling a Config.
 #pragma once
 
 #include <string>

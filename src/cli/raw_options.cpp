@@ -23,23 +23,23 @@ void check_file_send(const config::Config& config, const GivenOptions& given) {
 
 }  // namespace
 
-void add_raw_options(cxxopts::Options& options) {
+void add_raw_options(OptionTable& options) {
   // clang-format off
   options.add_options("Raw TCP")
     ("raw", "Plain TCP, no testio protocol: with -s a sink any nc/socat can send to; with -c send to any receiver")
-    ("hash", "Digest of the bytes with --raw: sha1, sha256 or none", cxxopts::value<std::string>()->default_value("sha1"),
+    ("hash", "Digest of the bytes with --raw: sha1, sha256 or none", value().default_value("sha1"),
        "NAME")
     ("F,file", "Client: send this file (with --raw to any receiver; to a testio server both sides compare "
                "digests). Server: the content --transfers download",
-       cxxopts::value<std::string>(), "FILE");
+       value(), "FILE");
   // clang-format on
 }
 
 // --raw, -F and --hash: a digest is computed where a file is sent (-F) or a raw peer sends.
-void fill_raw(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_raw(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   config.raw = given.raw = args.count("raw") > 0;
-  given.hash = args["hash"].count() > 0;
-  const std::string hash = args["hash"].as<std::string>();
+  given.hash = args.count("hash") > 0;
+  const std::string hash = args.value("hash");
   const util::HashKind kind =
       parse_name<util::HashKind>(hash, util::hash_from_string, "--hash '" + hash + "' is not one of sha1, sha256, none");
   if (auto file = typed(args, "file")) {

@@ -7,22 +7,22 @@ namespace testio::cli {
 
 using util::UsageError;
 
-void add_rr_options(cxxopts::Options& options) {
+void add_rr_options(OptionTable& options) {
   // clang-format off
   options.add_options("Request/response")
     ("rr", "Request/response: each connection sends --msize bytes, waits for the echo, repeats; "
            "reports messages/s and latency percentiles")
-    ("msize", "Bytes per request (and per echo)", cxxopts::value<std::string>()->default_value("1K"), "SIZE")
-    ("num", "Requests per connection (instead of -t)", cxxopts::value<std::string>(), "COUNT")
-    ("depth", "Requests outstanding per connection", cxxopts::value<std::string>()->default_value("1"), "K");
+    ("msize", "Bytes per request (and per echo)", value().default_value("1K"), "SIZE")
+    ("num", "Requests per connection (instead of -t)", value(), "COUNT")
+    ("depth", "Requests outstanding per connection", value().default_value("1"), "K");
   // clang-format on
 }
 
-void fill_rr(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_rr(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
   given.rr = args.count("rr") > 0;
   if (given.rr) spec.workload = "rr";
-  given.rr_options = args["msize"].count() || args.count("num") || args["depth"].count();
+  given.rr_options = args.count("msize") || args.count("num") || args.count("depth");
   if (auto size = typed(args, "msize")) spec.rr.message_size = util::parse_size(*size, "--msize");
   if (auto count = typed(args, "num")) {
     given.num = true;

@@ -12,10 +12,10 @@ namespace {
 
 using util::UsageError;
 
-void fill_connections(const cxxopts::ParseResult& args, spec::TestSpec& spec, GivenOptions& given) {
+void fill_connections(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& given) {
   std::optional<std::uint32_t> positional;
   if (args.count("connections")) {
-    const auto& values = args["connections"].as<std::vector<std::string>>();
+    const std::vector<std::string> values = args.values("connections");
     if (values.size() > 1) throw UsageError("unexpected argument '" + values[1] + "': give one connection count");
     positional = parse_u32(values[0], "the connection count");
   }
@@ -30,13 +30,13 @@ void fill_connections(const cxxopts::ParseResult& args, spec::TestSpec& spec, Gi
   }
 }
 
-void fill_iface_stats(const cxxopts::ParseResult& args, spec::TestSpec& spec, GivenOptions& given) {
+void fill_iface_stats(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& given) {
   if (!args.count("iface-stats")) return;
   given.iface_stats = true;
-  std::string list = args["iface-stats"].as<std::string>();
+  std::string list = args.value("iface-stats");
   // "--iface-stats eth0" leaves eth0 to the positional connection count: say what was meant.
   if (list.empty() && args.count("connections")) {
-    const std::string& positional = args["connections"].as<std::vector<std::string>>()[0];
+    const std::string positional = args.values("connections")[0];
     if (positional.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError("--iface-stats takes its interfaces after '=': --iface-stats=" + positional);
   }
@@ -54,7 +54,7 @@ void fill_iface_stats(const cxxopts::ParseResult& args, spec::TestSpec& spec, Gi
 
 // The test's extent and how its bytes move. -t makes a test timed, -n counted: whichever is typed
 // wins over a profile's spec.
-void fill_extent(const cxxopts::ParseResult& args, spec::TestSpec& spec, GivenOptions& given) {
+void fill_extent(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& given) {
   fill_connections(args, spec, given);
   if (auto time = typed(args, "time")) {
     given.time = true;
@@ -89,7 +89,7 @@ void fill_extent(const cxxopts::ParseResult& args, spec::TestSpec& spec, GivenOp
   }
 }
 
-void fill_modes(const cxxopts::ParseResult& args, spec::TestSpec& spec, GivenOptions& given) {
+void fill_modes(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& given) {
   if (auto mode = typed(args, "recv-mode")) {
     given.recv_mode = true;
     spec.recv_mode = parse_name<spec::RecvMode>(*mode, spec::recv_mode_from_string,
@@ -151,46 +151,46 @@ void check_iperf3(const config::Config& config, const GivenOptions& given) {
 
 }  // namespace
 
-void add_test_options(cxxopts::Options& options) {
+void add_test_options(OptionTable& options) {
   // clang-format off
   options.add_options("Client")
-    ("c,client", "Run as a client against the testio server at HOST, or download from an http:// or https:// URL", cxxopts::value<std::string>(), "HOST")
-    ("P,parallel", "Number of connections (same as the positional N)", cxxopts::value<std::string>(), "N")
-    ("t,time", "Seconds to send for", cxxopts::value<std::string>()->default_value("10"), "SECONDS")
+    ("c,client", "Run as a client against the testio server at HOST, or download from an http:// or https:// URL", value(), "HOST")
+    ("P,parallel", "Number of connections (same as the positional N)", value(), "N")
+    ("t,time", "Seconds to send for", value().default_value("10"), "SECONDS")
     ("n,bytes", "Send this many bytes in total, split over the connections, instead of a time",
-       cxxopts::value<std::string>(), "BYTES")
-    ("i,interval", "Seconds between interval reports; 0 for none", cxxopts::value<std::string>()->default_value("1"),
+       value(), "BYTES")
+    ("i,interval", "Seconds between interval reports; 0 for none", value().default_value("1"),
        "SECONDS")
     ("O,omit", "Seconds of warm-up to send first and leave out of the summary (shown, marked omitted)",
-       cxxopts::value<std::string>()->default_value("0"), "SECONDS")
-    ("T,threads", "Worker threads on each side (default: min(N, cores))", cxxopts::value<std::string>(), "THREADS")
-    ("l,buffer", "Bytes per read/write call, e.g. 128K, 2M, 2MiB", cxxopts::value<std::string>()->default_value("2M"), "SIZE")
+       value().default_value("0"), "SECONDS")
+    ("T,threads", "Worker threads on each side (default: min(N, cores))", value(), "THREADS")
+    ("l,buffer", "Bytes per read/write call, e.g. 128K, 2M, 2MiB", value().default_value("2M"), "SIZE")
     ("w,window", "Socket buffer size (SO_SNDBUF/SO_RCVBUF) on both sides (default: kernel autotuning)",
-       cxxopts::value<std::string>(), "SIZE")
+       value(), "SIZE")
     ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "
                   "trunc (MSG_TRUNC, discarded in the kernel), splice (socket -> pipe -> /dev/null), "
                   "mmap (TCP_ZEROCOPY_RECEIVE)",
-       cxxopts::value<std::string>()->default_value("recv_into"), "MODE")
+       value().default_value("recv_into"), "MODE")
     ("send-mode", "How the sender writes: send (copy from a reused buffer), zerocopy (MSG_ZEROCOPY), "
                   "sendfile (from -F or a memfd)",
-       cxxopts::value<std::string>()->default_value("send"), "MODE")
+       value().default_value("send"), "MODE")
     ("engine", "What drives the data connections on both sides: asio (an event loop per worker), threads "
                "(a blocking thread per connection), uring (an io_uring per worker)",
-       cxxopts::value<std::string>()->default_value("asio"), "ENGINE")
+       value().default_value("asio"), "ENGINE")
     ("iface-stats", "Each interval, rx/tx rate and packets per NIC on both sides, from the kernel's counters; "
        "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
-       cxxopts::value<std::string>()->implicit_value(""), "IFACE,...")
+       value().implicit_value(""), "IFACE,...")
     ("iperf3", "The server is a stock iperf3 -s: speak its protocol (TCP, or UDP with -u)")
     ("R,reverse", "The server sends, the client receives")
     ("bidir", "Both send at once, N connections each way");
   // clang-format on
   // clang-format off
   options.add_options("Positional")
-    ("connections", "Number of connections", cxxopts::value<std::vector<std::string>>());
+    ("connections", "Number of connections", values());
   // clang-format on
 }
 
-void fill_test(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_test(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   fill_iface_stats(args, config.spec, given);  // first: it explains a misplaced interface name
   fill_extent(args, config.spec, given);
   fill_modes(args, config.spec, given);

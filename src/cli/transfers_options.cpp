@@ -31,10 +31,10 @@ std::vector<std::string> read_urls(const std::string& path) {
   return urls;
 }
 
-void fill_http(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_http(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   given.urls = args.count("urls") > 0;
   if (given.urls) {
-    config.urls = read_urls(args["urls"].as<std::string>());
+    config.urls = read_urls(args.value("urls"));
   } else if (is_url(config.host)) {
     if (std::string problem = workloads::http::url_problem(config.host); !problem.empty()) throw UsageError(problem);
     config.urls = {config.host};
@@ -54,29 +54,29 @@ void fill_http(const cxxopts::ParseResult& args, config::Config& config, GivenOp
 
 }  // namespace
 
-void add_transfers_options(cxxopts::Options& options) {
+void add_transfers_options(OptionTable& options) {
   // clang-format off
   options.add_options("Transfers")
     ("transfers", "Download COUNT transfers N at a time, each on a fresh connection: of --size bytes from a "
                   "testio server, or from the URL given to -c (http:// or https://; {i} in it stands for the "
                   "transfer number 1..COUNT); reports transfers/s, connect and transfer time percentiles",
-       cxxopts::value<std::string>(), "COUNT")
-    ("size", "Bytes per transfer from a testio server", cxxopts::value<std::string>(), "SIZE")
+       value(), "COUNT")
+    ("size", "Bytes per transfer from a testio server", value(), "SIZE")
     ("reuse", "Keep each of the N connections for its next transfer (HTTP keep-alive)")
     ("save", "Write each transfer under DIR (an HTTP body under its URL's file name, else DIR/transfer-NNNN); "
              "an existing file is refused unless --force",
-       cxxopts::value<std::string>(), "DIR")
+       value(), "DIR")
     ("force", "With --save: overwrite existing files")
     ("urls", "Download the URLs in FILE (one per line), in turn; --transfers defaults to their number",
-       cxxopts::value<std::string>(), "FILE")
+       value(), "FILE")
     ("location", "HTTP: follow redirects (at most 10); without it a 3xx answer is a failed transfer")
     ("insecure", "https: accept any certificate (a self-signed test server)")
     ("max-time", "HTTP: the most one transfer may take, connecting included (default 60)",
-       cxxopts::value<std::string>(), "SECONDS");
+       value(), "SECONDS");
   // clang-format on
 }
 
-void fill_transfers(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_transfers(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
   if (auto count = typed(args, "transfers")) {
     given.transfers = true;

@@ -22,35 +22,35 @@ void fill_cport(const std::string& text, config::Config& config) {
 
 }  // namespace
 
-void add_tuning_options(cxxopts::Options& options) {
+void add_tuning_options(OptionTable& options) {
   // clang-format off
   options.add_options("Tuning")
-    ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", cxxopts::value<std::string>(),
+    ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", value(),
        "ALGO")
     ("M,set-mss", "TCP maximum segment size, set before connecting so the SYN announces it",
-       cxxopts::value<std::string>(), "BYTES")
+       value(), "BYTES")
     ("N,no-delay", "TCP_NODELAY on both sides (no Nagle)")
     ("A,affinity", "Pin worker threads to these CPUs (round robin); the server follows unless it pins itself",
-       cxxopts::value<std::string>(), "CPULIST")
+       value(), "CPULIST")
     ("cport", "Data connection i uses source port PORT+i (from a range PORT-LAST), so flows hash predictably",
-       cxxopts::value<std::string>(), "PORT[-LAST]")
+       value(), "PORT[-LAST]")
     ("b,bitrate", "Pace each connection to RATE bits/s in the application, e.g. 500M, 2G",
-       cxxopts::value<std::string>(), "RATE")
+       value(), "RATE")
     ("total-rate", "Pace the test to RATE bits/s in total, split evenly over the connections",
-       cxxopts::value<std::string>(), "RATE")
-    ("fq-rate", "Kernel pacing per connection (SO_MAX_PACING_RATE), RATE bits/s", cxxopts::value<std::string>(),
+       value(), "RATE")
+    ("fq-rate", "Kernel pacing per connection (SO_MAX_PACING_RATE), RATE bits/s", value(),
        "RATE")
     ("spread", "With 'even', choose the source ports of the flows the client sends so they divide evenly over "
                "a multipath route's nexthops or a layer3+4 bond's members (checked against their counters)",
-       cxxopts::value<std::string>(), "even")
+       value(), "even")
     ("rx-affinity", "With 'follow', pin the workers of both sides and run each receiving connection on the worker "
-                    "of the CPU its packets are processed on (SO_INCOMING_CPU)", cxxopts::value<std::string>(), "follow")
+                    "of the CPU its packets are processed on (SO_INCOMING_CPU)", value(), "follow")
     ("no-lowat", "Leave SO_RCVLOWAT and TCP_NOTSENT_LOWAT at the kernel's defaults on both sides (testio sets them "
                  "from each stream's measured rate)");
   // clang-format on
 }
 
-void fill_tuning(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given) {
+void fill_tuning(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
   if (auto name = typed(args, "congestion")) spec.congestion = *name;
   if (auto mss = typed(args, "set-mss")) {

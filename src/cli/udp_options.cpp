@@ -9,7 +9,7 @@ namespace testio::cli {
 
 using util::UsageError;
 
-void add_udp_options(cxxopts::Options& options) {
+void add_udp_options(OptionTable& options) {
   // clang-format off
   options.add_options("UDP")
     ("u,udp", "UDP flows instead of TCP connections: datagrams of -l bytes (default 1448) paced to -b per flow "
@@ -17,16 +17,16 @@ void add_udp_options(cxxopts::Options& options) {
     ("no-gso", "Send one datagram per call instead of many in one UDP_SEGMENT send")
     ("no-gro", "Receive one datagram per call instead of UDP_GRO's coalesced buffers")
     ("batch", "Messages per sendmmsg/recvmmsg call; 1 sends and receives one message per call",
-       cxxopts::value<std::string>()->default_value("16"), "K")
+       value().default_value("16"), "K")
     ("no-connect", "The client's UDP sockets sendto/recvfrom instead of connect()ing to the server")
     ("udp-counters-64bit", "With --iperf3 -u: iperf3's 64-bit datagram counters instead of its 32-bit default");
   // clang-format on
 }
 
-void fill_udp(const cxxopts::ParseResult& args, config::Config& config, GivenOptions& given, bool profile_names_buffer) {
+void fill_udp(const ParsedOptions& args, config::Config& config, GivenOptions& given, bool profile_names_buffer) {
   spec::TestSpec& spec = config.spec;
   given.udp = args.count("udp") > 0;
-  given.udp_options = args.count("no-gso") || args.count("no-gro") || args["batch"].count() || args.count("no-connect");
+  given.udp_options = args.count("no-gso") || args.count("no-gro") || args.count("batch") || args.count("no-connect");
   if (given.udp) spec.workload = "udp";
   if (args.count("no-gso")) spec.udp.gso = false;
   if (args.count("no-gro")) spec.udp.gro = false;
