@@ -3,6 +3,7 @@
 #include <array>
 
 #include <asio/write.hpp>
+#include <nlohmann/json.hpp>
 
 #include "control/framing.hpp"
 #include "control/protocol.hpp"

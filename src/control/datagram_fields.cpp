@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "control/json_fields.hpp"
 
 namespace testio::control {

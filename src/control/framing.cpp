@@ -1,5 +1,7 @@
 #include "control/framing.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace testio::control {
 
 std::string encode_frame(const nlohmann::json& message) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 namespace testio::control::fields {
 
 void expect_type(const json& message, const char* type) {

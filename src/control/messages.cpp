@@ -1,5 +1,7 @@
 // The handshake's frames and the small ones (start, stop, error): build and parse.
 #include "control/json_fields.hpp"
+
+#include <nlohmann/json.hpp>
 #include "control/protocol.hpp"
 
 namespace testio::control {

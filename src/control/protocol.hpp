@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "spec/test_spec.hpp"
 #include "net/flow_path.hpp"

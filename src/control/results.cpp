@@ -4,6 +4,8 @@
 #include <array>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "control/datagram_fields.hpp"
 #include "control/json_fields.hpp"
 #include "control/protocol.hpp"

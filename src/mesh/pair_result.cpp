@@ -3,6 +3,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace testio::mesh {
 namespace {
 

@@ -12,6 +12,8 @@
 #include <iostream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "mesh/mesh_report.hpp"
 #include "mesh/world.hpp"
 #include "util/spawn.hpp"

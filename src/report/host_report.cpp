@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "report/format.hpp"
 #include "report/path_report.hpp"
 #include "util/units.hpp"

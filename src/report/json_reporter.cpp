@@ -4,6 +4,8 @@
 
 #include <ctime>
 
+#include <nlohmann/json.hpp>
+
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
 #include "report/rr_report.hpp"

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "config/config.hpp"
 #include "report/test_report.hpp"

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "report/rr_report.hpp"
 #include "util/units.hpp"
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "report/format.hpp"
 #include "util/units.hpp"
 

@@ -14,6 +14,7 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/write.hpp>
+#include <nlohmann/json.hpp>
 
 #include "control/auth.hpp"
 #include "control/channel.hpp"

@@ -15,6 +15,7 @@
 #include <asio/redirect_error.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/use_awaitable.hpp>
+#include <nlohmann/json.hpp>
 
 #include "control/auth.hpp"
 #include "session/listen.hpp"

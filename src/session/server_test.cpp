@@ -7,6 +7,8 @@
 
 #include <sys/socket.h>
 
+#include <nlohmann/json.hpp>
+
 #include "session/test_start.hpp"
 #include "stats/peer_clock.hpp"
 #include "util/log.hpp"

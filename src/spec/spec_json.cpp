@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include <nlohmann/json.hpp>
+
 #include "spec/test_spec.hpp"
 #include "util/units.hpp"
 
