@@ -1,6 +1,7 @@
 #include "control/protocol.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace testio::control {
 namespace {

@@ -2,6 +2,7 @@
 // every rule and cap of the test it asks for (session::check_request, which is workloads::check,
 // the same function the client's command line runs before it connects).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "control/protocol.hpp"
 #include "net/nic_counters.hpp"

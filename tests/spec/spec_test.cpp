@@ -3,6 +3,7 @@
 #include "spec/test_spec.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace testio::spec {
 namespace {
