@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +11,27 @@
 #include "control/protocol.hpp"
 
 namespace testio::control {
+
+template <typename T>
+asio::awaitable<T> within(asio::awaitable<T> operation, std::chrono::steady_clock::duration limit,
+                          std::string what) {
+  using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer timer(co_await asio::this_coro::executor, limit);
+  auto result = co_await (capture(std::move(operation)) || timer.async_wait(asio::use_awaitable));
+  if (result.index() == 1)
+    throw TimeoutError(what + " timed out after " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
+                       " s");
+  Captured<T>& captured = std::get<0>(result);
+  if (captured.error) std::rethrow_exception(captured.error);
+  if constexpr (!std::is_void_v<T>) co_return std::move(*captured.value);
+}
+
+template asio::awaitable<void> within(asio::awaitable<void>, std::chrono::steady_clock::duration, std::string);
+template asio::awaitable<std::size_t> within(asio::awaitable<std::size_t>, std::chrono::steady_clock::duration,
+                                             std::string);
+template asio::awaitable<nlohmann::json> within(asio::awaitable<nlohmann::json>, std::chrono::steady_clock::duration,
+                                                std::string);
 
 ControlChannel::ControlChannel(asio::ip::tcp::socket socket, std::uint32_t max_frame)
     : socket_(std::move(socket)), max_frame_(max_frame) {

@@ -8,12 +8,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <variant>
 
 #include <asio/awaitable.hpp>
-#include <asio/experimental/awaitable_operators.hpp>
 #include <asio/ip/tcp.hpp>
-#include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <nlohmann/json_fwd.hpp>
 
@@ -53,20 +50,18 @@ asio::awaitable<Captured<T>> capture(asio::awaitable<T> operation) {
 // Runs `operation` and fails with TimeoutError("`what` timed out after N s") if the deadline comes
 // first; the operation is cancelled then. A watchdog awaited beside the operation, as in Asio's
 // cpp20 timeout example, rather than a socket option, so every wait in the protocol has one.
+// Defined in channel.cpp for the results the protocol waits for (nothing, a byte count, a JSON
+// frame): the race of two coroutines is the heaviest template in the tree, and each unit that
+// awaited it compiled it again.
 template <typename T>
 asio::awaitable<T> within(asio::awaitable<T> operation, std::chrono::steady_clock::duration limit,
-                          std::string what) {
-  using namespace asio::experimental::awaitable_operators;
-  asio::steady_timer timer(co_await asio::this_coro::executor, limit);
-  auto result = co_await (capture(std::move(operation)) || timer.async_wait(asio::use_awaitable));
-  if (result.index() == 1)
-    throw TimeoutError(what + " timed out after " +
-                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
-                       " s");
-  Captured<T>& captured = std::get<0>(result);
-  if (captured.error) std::rethrow_exception(captured.error);
-  if constexpr (!std::is_void_v<T>) co_return std::move(*captured.value);
-}
+                          std::string what);
+extern template asio::awaitable<void> within(asio::awaitable<void>, std::chrono::steady_clock::duration,
+                                             std::string);
+extern template asio::awaitable<std::size_t> within(asio::awaitable<std::size_t>,
+                                                    std::chrono::steady_clock::duration, std::string);
+extern template asio::awaitable<nlohmann::json> within(asio::awaitable<nlohmann::json>,
+                                                       std::chrono::steady_clock::duration, std::string);
 
 class ControlChannel {
  public:

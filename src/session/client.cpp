@@ -13,6 +13,7 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
 #include <asio/write.hpp>
 #include <nlohmann/json.hpp>
 

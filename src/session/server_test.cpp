@@ -7,6 +7,7 @@
 
 #include <sys/socket.h>
 
+#include <asio/experimental/awaitable_operators.hpp>
 #include <nlohmann/json.hpp>
 
 #include "session/test_start.hpp"
