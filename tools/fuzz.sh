@@ -4,10 +4,15 @@
 # receiver reads (tests/fuzz/udp_corpus) for a third of that, and the URLs of HTTP downloads
 # (tests/fuzz/url_corpus, through libcurl's parser) for a sixth, and the request heads of the
 # metrics endpoints with the probe's plan (tests/fuzz/http_corpus) and what a mesh's rank 0
-# gathers (tests/fuzz/mesh_corpus) for a sixth each. Usage: tools/fuzz.sh [SECONDS]
+# gathers (tests/fuzz/mesh_corpus) for a sixth each. Usage: tools/fuzz.sh [--build-only] [SECONDS]
 # New inputs go to a scratch directory, not the committed corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=0
+if [ "${1:-}" = --build-only ]; then
+  build_only=1
+  shift
+fi
 seconds=${1:-60}
 out=build-fuzz
 mkdir -p "$out"
@@ -20,20 +25,41 @@ url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp)
 http_sources=(tests/fuzz/http_request_fuzzer.cpp src/metrics/http_request.cpp src/metrics/probe.cpp)
 mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp)
 
-# build NAME SOURCES...: the target, rebuilt when any source under src/ is newer.
-build() {
-  local name=$1
-  shift
-  if [ ! -x "$out/$name" ] || [ -n "$(find "$@" src -newer "$out/$name" -name '*.[ch]pp' | head -1)" ]; then
-    clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      -DTESTIO_VERSION='"fuzz"' -Isrc "$@" -lcrypto -lcurl -o "$out/$name"
-  fi
-}
-build control_fuzzer "${control_sources[@]}"
-build udp_fuzzer "${udp_sources[@]}"
-build url_fuzzer "${url_sources[@]}"
-build http_request_fuzzer "${http_sources[@]}"
-build mesh_fuzzer "${mesh_sources[@]}"
+# The targets are built by ninja from a file written here: each source is compiled once (the
+# targets share some), two at a time, again only when it or a header it includes changed (clang's
+# depfiles). Everything is instrumented for coverage (fuzzer-no-link); the link adds libFuzzer.
+{
+  echo "flags = -std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+    "-DTESTIO_VERSION=\"fuzz\" -I../src"
+  echo "rule compile"
+  echo '  command = clang++ $flags -MD -MF $out.d -c $in -o $out'
+  echo '  depfile = $out.d'
+  echo '  deps = gcc'
+  echo "rule link"
+  echo '  command = clang++ -g -fsanitize=fuzzer,address,undefined $in -lcrypto -lcurl -o $out'
+  declare -A compiled=()
+  target() {  # NAME SOURCES...
+    local name=$1 objects=()
+    shift
+    for source in "$@"; do
+      local object=objects/${source%.cpp}.o
+      objects+=("$object")
+      [ -n "${compiled[$object]:-}" ] || echo "build $object: compile ../$source"
+      compiled[$object]=1
+    done
+    echo "build $name: link ${objects[*]}"
+  }
+  target control_fuzzer "${control_sources[@]}"
+  target udp_fuzzer "${udp_sources[@]}"
+  target url_fuzzer "${url_sources[@]}"
+  target http_request_fuzzer "${http_sources[@]}"
+  target mesh_fuzzer "${mesh_sources[@]}"
+} > "$out/build.ninja.new"
+# Rewritten only when it changed, so ninja does not rebuild everything for a new file's date.
+if cmp -s "$out/build.ninja.new" "$out/build.ninja"; then rm "$out/build.ninja.new"; else mv "$out/build.ninja.new" "$out/build.ninja"; fi
+ninja -C "$out" -j 2 >/dev/null
+[ "$build_only" = 1 ] && exit 0
+
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url" "$scratch/http" "$scratch/mesh"
