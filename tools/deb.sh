@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-deb}
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" -Dbuildtype=release -Dwerror=true -Dtests=false --prefix=/usr >/dev/null
+  meson setup "$build" -Dbuildtype=release -Dwerror=true -Dtests=disabled --prefix=/usr >/dev/null
 elif [ "$(meson introspect --buildoptions "$build" | python3 -c 'import json, sys
 print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')" != /usr ]; then
   # An existing build (CI's release build): only the installed paths change, nothing recompiles.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, then a server and a client on 127.0.0.1 for a
-# few seconds, printing the client's report.
+# The main job: install what is missing to build testio (nothing the tests alone use), build the
+# binary (not the test suites), then a server and a client on 127.0.0.1 for a few seconds,
+# printing the client's report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install-deps.sh
-tools/build.sh build
+tools/install-deps.sh --build
+tools/build.sh --target testio build
 
 port=${TESTIO_DEMO_PORT:-5201}
 log=$(mktemp)

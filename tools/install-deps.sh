@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# Installs, with apt-get, whichever of testio's build, test and benchmark packages are missing.
-# Debian 12 package names; run as root (or with sudo available).
+# Installs, with apt-get, whichever of testio's packages are missing. Debian 12 package names; run
+# as root (or with sudo available).
+#   tools/install-deps.sh           everything tools/test.sh uses: the build, the tests, the real
+#                                   servers they talk to, the benchmarks' references
+#   tools/install-deps.sh --build   only what builds the binary (tools/demo.sh): the toolchain and
+#                                   the libraries it links; no MPI, so --mesh says what to install
 set -euo pipefail
 
-packages=(
-  g++ meson ninja-build pkg-config          # toolchain
+build_packages=(
+  g++ meson ninja-build pkg-config          # toolchain (meson brings python3, which the build's checks use)
   libasio-dev libspdlog-dev libcxxopts-dev   # libraries (Asio is header-only, found by header)
-  nlohmann-json3-dev libgtest-dev libssl-dev
+  nlohmann-json3-dev libssl-dev
   liburing-dev                               # --engine uring: the kernel maintainers' io_uring library
-  clang libclang-rt-14-dev                   # libFuzzer for the frame parser's fuzz target
-  python3 python3-jsonschema jq              # meson, test summary, JSON output tests
+  libcurl4-openssl-dev                       # HTTP downloads (-c URL): libcurl's multi interface, OpenSSL for https
+)
+test_packages=(
+  libgtest-dev                               # the unit suites
+  clang libclang-rt-14-dev                   # libFuzzer for the parsers' fuzz targets
+  python3 python3-jsonschema jq              # test summary, JSON output tests
   iperf3 iperf sockperf                      # side-by-side benchmarks
   netcat-openbsd socat                       # plain TCP senders for the --raw sink tests
   iproute2                                   # ip netns, veth and tc tbf for tools/testbed.sh
-  libcurl4-openssl-dev                       # HTTP downloads (-c URL): libcurl's multi interface, OpenSSL for https
   nginx-light openssl curl wrk               # HTTP tests and benchmarks: a real server, its certificate, curl and wrk beside testio
   dpkg-dev man-db                            # tools/deb.sh (dpkg-shlibdeps) and the package check (man -w)
   prometheus                                 # the metrics tests: a real Prometheus scraping testio, and promtool's lint
   openmpi-bin libopenmpi-dev                 # --mesh: mpirun starts a testio per host and gathers them
 )
+
+case "${1:-}" in
+  --build) packages=("${build_packages[@]}") ;;
+  "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: tools/install-deps.sh [--build]" >&2; exit 2 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

@@ -44,8 +44,8 @@ void check_mesh(const config::Config& config, const GivenOptions& given) {
     return;
   }
   if (!mesh::World::available())
-    throw UsageError("this testio was built without MPI, so --mesh cannot run (rebuild with Debian's libopenmpi-dev "
-                     "installed)");
+    throw UsageError("this testio was built without MPI, so --mesh cannot run: apt-get install libopenmpi-dev "
+                     "openmpi-bin, then build it again (meson finds MPI by itself)");
   if (given.server || given.client)
     throw UsageError("--mesh runs a server and clients on every rank itself; leave out -s and -c");
   if (config.raw || config.iperf3 || given.transfers || given.urls || given.prometheus || given.file || given.metrics)

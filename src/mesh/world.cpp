@@ -80,8 +80,8 @@ std::vector<std::string> World::gather_to_first(const std::string& mine) {
 bool World::available() noexcept { return false; }
 
 World::World() {
-  throw std::runtime_error("this testio was built without MPI, so --mesh cannot run (rebuild with libopenmpi-dev "
-                           "installed, meson option -Dmpi=enabled)");
+  throw std::runtime_error("this testio was built without MPI, so --mesh cannot run: apt-get install libopenmpi-dev "
+                           "openmpi-bin, then build it again (meson finds MPI by itself)");
 }
 
 World::~World() = default;
