@@ -18,4 +18,8 @@ defaults=(-Dwerror=true)
 if [ ! -f "$dir/build.ninja" ]; then
   meson setup "$dir" "${defaults[@]}" "$@" >/dev/null
 fi
-ninja -C "$dir" "${targets[@]}" >/dev/null
+# ninja's own lines go to a log; a failure shows its end, where the compiler said why.
+if ! ninja -C "$dir" "${targets[@]}" >"$dir/ninja.out" 2>&1; then
+  tail -n 60 "$dir/ninja.out"
+  exit 1
+fi

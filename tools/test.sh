@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, then
-#   1. release build, warnings as errors: every suite (unit, loopback, JSON output, hardening,
-#      and the testbed's accuracy suite, which skips itself unless root with ip netns);
-#   2. ASan + UBSan build: every suite again but the testbed (it measures timing);
-#   3. TSan build: the multi-threaded suites (integration, and the in-process 'threads' units);
-#   (stages 2 and 3 each run the 'options' suites beside the rest, two meson test processes);
-#   4. the control-protocol fuzz target for a bounded time (30 s; TESTIO_FUZZ_SECONDS to change);
-#   and after stage 1, the Debian package: built, installed with dpkg -i, run, removed.
-# Ends with one line "N passed, N failed" counted over individual test cases of every stage.
-# TESTIO_QUICK=1 runs stage 1 only.
+#   1. the release build (every target, warnings as errors); then, with the machine to itself,
+#      the testbed's accuracy suite (root with ip netns, else it skips: it measures rates against
+#      tbf-limited links) and the Debian package (built, installed with dpkg -i, run, removed);
+#   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...);
+#   3. every suite but the testbed under ASan + UBSan, in two halves side by side ('options'
+#      and the rest);
+#   4. the multi-threaded suites (integration, and the in-process 'threads' units) under TSan,
+#      in two halves;
+#   5. the fuzz targets for a bounded time (30 s for the control protocol; TESTIO_FUZZ_SECONDS).
+# The builds a later step needs compile beside the suites of the step before, at the lowest CPU
+# priority: the suites wait on sockets and child processes more than they compute (the release
+# suites keep about one core of two busy), so a build takes what they leave idle and they keep
+# the CPU they ask for. Nothing times itself against a build but the testbed, which runs alone.
+# Ends with one line "N passed, N failed" counted over individual test cases of every step.
+# TESTIO_QUICK=1 runs step 1 and 2 only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if ! tools/install-deps.sh; then
@@ -21,13 +27,45 @@ logs=()
 extra_passed=0
 extra_failed=0
 status=0
+timings=()
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
 
 # Sanitizer builds: GCC 12 raises false -Wmaybe-uninitialized and -Wmismatched-new-delete on
 # instrumented coroutine and <regex> code; every other warning stays an error. ASan + UBSan
-# builds at -O0: at -O1 UBSan's checks about double the compile time (engine/run_client.cpp alone:
-# 40-53 s against 22-26 s; the whole -O0 build takes 242 s here), and the suites ran no slower
-# unoptimised. TSan stays at -O1: -O0 saved it nothing.
+# builds at -O0: at -O1 UBSan's checks about double the compile time, and the suites ran no
+# slower unoptimised (-Og compiled slower than -O0 too). TSan stays at -O1: -O0 saved it nothing.
+# Both leave MPI out (OpenMPI's own allocations would read as leaks and races), so they run the
+# mesh suite's check of a build without it; the release build runs the mesh.
 sanitizer_warnings="-Wno-maybe-uninitialized -Wno-mismatched-new-delete"
+asan_setup=(-Dbuildtype=plain "-Dcpp_args=-O0 $sanitizer_warnings" -Db_sanitize=address,undefined -Db_lundef=false
+            -Dmpi=disabled -Dtests=enabled)
+tsan_setup=(-Dbuildtype=plain "-Dcpp_args=-O1 $sanitizer_warnings -Wno-tsan" -Db_sanitize=thread -Db_lundef=false
+            -Dmpi=disabled -Dtests=enabled)
+# What the TSan step runs: the binary, the integration suites' own driver and the 'threads' units.
+tsan_targets=(testio tests/loopback_test tests/engines_test tests/workloads_test tests/session_test)
+
+# CPU time of the whole machine, busy and all, in clock ticks (/proc/stat's first line).
+cpu_ticks() {
+  local _ user nice system idle iowait irq softirq steal
+  read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
+  echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+
+# step NAME COMMAND...: runs COMMAND, then notes NAME's wall time and how many cores were busy.
+step() {
+  local name=$1 start=$SECONDS busy0 all0 busy1 all1
+  shift
+  echo "== $name"
+  read -r busy0 all0 < <(cpu_ticks)
+  "$@"
+  local result=$?
+  read -r busy1 all1 < <(cpu_ticks)
+  local cores
+  cores=$(awk -v b=$((busy1 - busy0)) -v a=$((all1 - all0)) -v n="$(nproc)" 'BEGIN { printf "%.1f", a ? n * b / a : 0 }')
+  timings+=("$(printf '%5d s  %s cores busy  %s' $((SECONDS - start)) "$cores" "$name")")
+  return $result
+}
 
 suites() {  # build dir, log name, meson test arguments...: one suite at a time, logged under the name
   local dir=$1 log=$2
@@ -35,86 +73,121 @@ suites() {  # build dir, log name, meson test arguments...: one suite at a time,
   meson test -C "$dir" --print-errorlogs --num-processes 1 --logbase "$log" "$@"
 }
 
-stage() {  # name, build dir, meson test arguments...
-  echo "== $1"
-  if ! suites "$2" testlog "${@:3}"; then status=1; fi
-  logs+=("$2/meson-logs/testlog.junit.xml")
+# run_suites DIR LOG ARGS...: the suites, their JUnit log counted at the end.
+run_suites() {
+  local dir=$1 log=$2
+  shift 2
+  suites "$dir" "$log" --no-rebuild "$@" || status=1
+  logs+=("$dir/meson-logs/$log.junit.xml")
 }
 
-# A sanitized stage in two halves side by side: its suites wait on sockets and child processes
-# more than they compute, so two at once take little longer each (ASan's tests: 311 s in a row,
-# 208 s in two halves). Only sanitized stages: the release stage's rate comparisons want the CPUs
-# alone. Each half logs under its own name; its output is printed whole once both have ended.
-halves_stage() {  # name, build dir, meson test arguments for both halves...
-  local name=$1 dir=$2
-  shift 2
-  echo "== $name"
-  suites "$dir" options "$@" --suite options >"$dir/options-half.out" 2>&1 &
+# Two halves side by side ('options' and the rest), each printed whole once both have ended.
+run_halves() {  # build dir, meson test arguments for both halves...
+  local dir=$1
+  shift
+  suites "$dir" options --no-rebuild "$@" --suite options >"$scratch/options-half.out" 2>&1 &
   local options_half=$!
-  if ! suites "$dir" rest "$@" --no-suite options >"$dir/rest-half.out" 2>&1; then status=1; fi
-  if ! wait "$options_half"; then status=1; fi
-  cat "$dir/rest-half.out" "$dir/options-half.out"
+  suites "$dir" rest --no-rebuild "$@" --no-suite options >"$scratch/rest-half.out" 2>&1 || status=1
+  wait "$options_half" || status=1
+  cat "$scratch/rest-half.out" "$scratch/options-half.out"
   logs+=("$dir/meson-logs/rest.junit.xml" "$dir/meson-logs/options.junit.xml")
 }
 
-build_failed() {
-  echo "build of $1 failed"
-  extra_failed=$((extra_failed + 1))
-  status=1
+# build_aside NAME COMMAND...: COMMAND in the background at the lowest CPU priority, its output kept
+# for later; the pid is in $aside.
+build_aside() {
+  local name=$1
+  shift
+  nice -n 19 "$@" >"$scratch/$name.out" 2>&1 &
+  aside=$!
 }
 
-if tools/build.sh build-test; then
-  stage "release build" build-test
-else
-  build_failed build-test
-fi
-
-# The Debian package from the release build: installed, run, its manual found, removed, and
-# nothing of it left behind.
-echo "== Debian package"
-if bash tools/package_check.sh build-test; then
-  extra_passed=$((extra_passed + 1))
-else
-  echo "the Debian package failed its check (see above)"
-  extra_failed=$((extra_failed + 1))
-  status=1
-fi
-
-if [ "${TESTIO_QUICK:-0}" != 1 ]; then
-  # Both sanitized builds leave MPI out (OpenMPI's own allocations would read as leaks and races),
-  # so they run the mesh suite's check of a build without it; the release build runs the mesh.
-  if tools/build.sh build-asan -Dbuildtype=plain "-Dcpp_args=-O0 $sanitizer_warnings" \
-      -Db_sanitize=address,undefined -Db_lundef=false -Dmpi=disabled; then
-    # Not the testbed suite: it measures rates against a link, and sanitizers change the timing.
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      halves_stage "ASan + UBSan" build-asan --no-suite testbed --no-rebuild
-  else
-    build_failed build-asan
-  fi
-
-  # TSan: the binary, the integration suites and the in-process lifecycle, engine and workload
-  # units: wherever worker threads run.
-  if [ ! -f build-tsan/build.ninja ]; then
-    meson setup build-tsan --buildtype=plain "-Dcpp_args=-O1 $sanitizer_warnings -Wno-tsan" \
-      -Db_sanitize=thread -Db_lundef=false -Dwerror=true -Dmpi=disabled >/dev/null
-  fi
-  if ninja -C build-tsan testio tests/loopback_test tests/engines_test tests/workloads_test tests/session_test \
-      >/dev/null; then
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      halves_stage "TSan" build-tsan --no-suite unit --no-suite testbed --no-rebuild
-  else
-    build_failed build-tsan
-  fi
-
-  echo "== fuzzing the control protocol"
-  if tools/fuzz.sh "${TESTIO_FUZZ_SECONDS:-30}"; then
-    extra_passed=$((extra_passed + 1))
-  else
-    echo "the fuzz target found a failing input (see above)"
+# finish_aside NAME PID: waits for a build started aside, prints its output; 0 if it built.
+finish_aside() {
+  local name=$1 pid=$2
+  wait "$pid"
+  local result=$?
+  cat "$scratch/$name.out"
+  if [ $result -ne 0 ]; then
+    echo "build of $name failed"
     extra_failed=$((extra_failed + 1))
     status=1
   fi
+  return $result
+}
+
+build_tsan() {  # configure (once) and build what the TSan step runs
+  if [ ! -f build-tsan/build.ninja ]; then
+    meson setup build-tsan -Dwerror=true "${tsan_setup[@]}" >/dev/null || return 1
+  fi
+  ninja -C build-tsan "${tsan_targets[@]}" >build-tsan/ninja.out 2>&1 || { tail -n 60 build-tsan/ninja.out; return 1; }
+}
+
+build_tsan_and_fuzz() {
+  local result=0
+  build_tsan || { echo "build of build-tsan failed"; result=1; }
+  tools/fuzz.sh --build-only || { echo "build of the fuzz targets failed"; result=1; }
+  return $result
+}
+
+package_check() {  # the .deb from the release build: installed, run, its manual found, removed
+  if bash tools/package_check.sh build-test; then
+    extra_passed=$((extra_passed + 1))
+  else
+    echo "the Debian package failed its check (see above)"
+    extra_failed=$((extra_failed + 1))
+    status=1
+  fi
+}
+
+fuzz() {
+  if tools/fuzz.sh "${TESTIO_FUZZ_SECONDS:-30}"; then
+    extra_passed=$((extra_passed + 1))
+  else
+    echo "a fuzz target found a failing input (see above)"
+    extra_failed=$((extra_failed + 1))
+    status=1
+  fi
+}
+
+release_built=0
+if step "release build" tools/build.sh build-test -Dtests=enabled; then
+  release_built=1
+else
+  echo "build of build-test failed"
+  extra_failed=$((extra_failed + 1))
+  status=1
 fi
 
+if [ $release_built = 1 ]; then
+  step "testbed (alone) and the Debian package" eval 'run_suites build-test testbed --suite testbed; package_check'
+fi
+
+quick=${TESTIO_QUICK:-0}
+[ "$quick" = 1 ] || build_aside build-asan tools/build.sh build-asan "${asan_setup[@]}"
+asan_build=${aside:-}
+if [ $release_built = 1 ]; then
+  step "release build: every other suite" run_suites build-test testlog --no-suite testbed
+fi
+
+if [ "$quick" != 1 ]; then
+  asan_built=0
+  finish_aside build-asan "$asan_build" && asan_built=1
+  build_aside build-tsan build_tsan_and_fuzz
+  tsan_build=$aside
+  # Not the testbed suite: it measures rates against a link, and sanitizers change the timing.
+  if [ $asan_built = 1 ]; then
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      step "ASan + UBSan: every suite but the testbed" run_halves build-asan --no-suite testbed
+  fi
+  if finish_aside build-tsan "$tsan_build"; then
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      step "TSan: the multi-threaded suites" run_halves build-tsan --no-suite unit --no-suite testbed
+    step "fuzzing the parsers" fuzz
+  fi
+fi
+
+echo "== time per step (wall; busy cores of $(nproc))"
+printf '%s\n' "${timings[@]}"
 python3 tools/test_summary.py --passed "$extra_passed" --failed "$extra_failed" "${logs[@]}" || status=1
 exit $status
