@@ -8,11 +8,12 @@
 #      and the rest);
 #   4. the multi-threaded suites (integration, and the in-process 'threads' units) under TSan,
 #      in two halves;
-#   5. the fuzz targets for a bounded time (30 s for the control protocol; TESTIO_FUZZ_SECONDS).
-# The builds a later step needs compile beside the suites of the step before, at the lowest CPU
-# priority: the suites wait on sockets and child processes more than they compute (the release
-# suites keep about one core of two busy), so a build takes what they leave idle and they keep
-# the CPU they ask for. Nothing times itself against a build but the testbed, which runs alone.
+#   and, between 2 and 3, the fuzz targets for a bounded time (30 s for the control protocol;
+#   TESTIO_FUZZ_SECONDS).
+# The builds a later step needs compile beside the steps before it, at the lowest CPU priority:
+# the suites wait on sockets and child processes more than they compute (the release suites keep
+# about one core of two busy), so a build takes what they leave idle and they keep the CPU they
+# ask for. The one suite that measures rates, the testbed's, runs with nothing beside it.
 # Ends with one line "N passed, N failed" counted over individual test cases of every step.
 # TESTIO_QUICK=1 runs step 1 and 2 only.
 set -uo pipefail
@@ -93,12 +94,15 @@ run_halves() {  # build dir, meson test arguments for both halves...
   logs+=("$dir/meson-logs/rest.junit.xml" "$dir/meson-logs/options.junit.xml")
 }
 
-# build_aside NAME COMMAND...: COMMAND in the background at the lowest CPU priority, its output kept
-# for later; the pid is in $aside.
+# build_aside NAME COMMAND...: COMMAND (a program or a function of this script) in a background
+# subshell at the lowest CPU priority, its output kept for later; the pid is in $aside.
 build_aside() {
   local name=$1
   shift
-  nice -n 19 "$@" >"$scratch/$name.out" 2>&1 &
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null
+    "$@"
+  ) >"$scratch/$name.out" 2>&1 &
   aside=$!
 }
 
@@ -123,11 +127,24 @@ build_tsan() {  # configure (once) and build what the TSan step runs
   ninja -C build-tsan "${tsan_targets[@]}" >build-tsan/ninja.out 2>&1 || { tail -n 60 build-tsan/ninja.out; return 1; }
 }
 
-build_tsan_and_fuzz() {
-  local result=0
-  build_tsan || { echo "build of build-tsan failed"; result=1; }
-  tools/fuzz.sh --build-only || { echo "build of the fuzz targets failed"; result=1; }
-  return $result
+# Aside during the release suites: the fuzz targets first (the fuzz step can run while the rest
+# builds), their exit status in $scratch/fuzz-built, then the ASan + UBSan build.
+build_fuzz_then_asan() {
+  tools/fuzz.sh --build-only
+  echo $? >"$scratch/fuzz-built"
+  tools/build.sh build-asan "${asan_setup[@]}"
+}
+
+# fuzz_when_built PID: waits for the fuzz targets of the build aside PID, then runs them.
+fuzz_when_built() {
+  while [ ! -f "$scratch/fuzz-built" ] && kill -0 "$1" 2>/dev/null; do sleep 1; done
+  if [ "$(cat "$scratch/fuzz-built" 2>/dev/null)" != 0 ]; then
+    echo "build of the fuzz targets failed (its output is printed with the ASan build's)"
+    extra_failed=$((extra_failed + 1))
+    status=1
+    return 1
+  fi
+  fuzz
 }
 
 package_check() {  # the .deb from the release build: installed, run, its manual found, removed
@@ -164,26 +181,26 @@ if [ $release_built = 1 ]; then
 fi
 
 quick=${TESTIO_QUICK:-0}
-[ "$quick" = 1 ] || build_aside build-asan tools/build.sh build-asan "${asan_setup[@]}"
+[ "$quick" = 1 ] || build_aside build-asan build_fuzz_then_asan
 asan_build=${aside:-}
 if [ $release_built = 1 ]; then
   step "release build: every other suite" run_suites build-test testlog --no-suite testbed
 fi
 
 if [ "$quick" != 1 ]; then
+  step "fuzzing the parsers" fuzz_when_built "$asan_build"
   asan_built=0
-  finish_aside build-asan "$asan_build" && asan_built=1
-  build_aside build-tsan build_tsan_and_fuzz
+  step "the rest of the ASan + UBSan build" finish_aside build-asan "$asan_build" && asan_built=1
+  build_aside build-tsan build_tsan
   tsan_build=$aside
   # Not the testbed suite: it measures rates against a link, and sanitizers change the timing.
   if [ $asan_built = 1 ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       step "ASan + UBSan: every suite but the testbed" run_halves build-asan --no-suite testbed
   fi
-  if finish_aside build-tsan "$tsan_build"; then
+  if step "the rest of the TSan build" finish_aside build-tsan "$tsan_build"; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
       step "TSan: the multi-threaded suites" run_halves build-tsan --no-suite unit --no-suite testbed
-    step "fuzzing the parsers" fuzz
   fi
 fi
 

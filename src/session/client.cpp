@@ -334,8 +334,7 @@ void ClientTest::end_window() {
   }
 }
 
-// The intervals the server's figures may carry: the window's at -i, or, for a counted test whose
-// length nobody knows, an hour's.
+// The intervals the server's figures may carry: the window's at -i, or an hour's for a counted test.
 std::uint64_t expected_intervals(const spec::TestSpec& spec) {
   constexpr double kCountedSeconds = 3600;
   const double seconds = spec.timed() ? spec.window_s() : kCountedSeconds;
