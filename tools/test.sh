@@ -4,8 +4,8 @@
 #      the testbed's accuracy suite (root with ip netns, else it skips: it measures rates against
 #      tbf-limited links) and the Debian package (built, installed with dpkg -i, run, removed);
 #   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...);
-#   3. every suite but the testbed under ASan + UBSan, in two halves side by side ('options'
-#      and the rest);
+#   3. every suite but the testbed under ASan + UBSan, in two halves side by side (suite
+#      'second_half' and the rest);
 #   4. the multi-threaded suites (integration, and the in-process 'threads' units) under TSan,
 #      in two halves;
 #   and, between 2 and 3, the fuzz targets for a bounded time (30 s for the control protocol;
@@ -82,16 +82,17 @@ run_suites() {
   logs+=("$dir/meson-logs/$log.junit.xml")
 }
 
-# Two halves side by side ('options' and the rest), each printed whole once both have ended.
+# Two halves side by side (suite 'second_half' and the rest), each printed whole once both have
+# ended.
 run_halves() {  # build dir, meson test arguments for both halves...
   local dir=$1
   shift
-  suites "$dir" options --no-rebuild "$@" --suite options >"$scratch/options-half.out" 2>&1 &
-  local options_half=$!
-  suites "$dir" rest --no-rebuild "$@" --no-suite options >"$scratch/rest-half.out" 2>&1 || status=1
-  wait "$options_half" || status=1
-  cat "$scratch/rest-half.out" "$scratch/options-half.out"
-  logs+=("$dir/meson-logs/rest.junit.xml" "$dir/meson-logs/options.junit.xml")
+  suites "$dir" second-half --no-rebuild "$@" --suite second_half >"$scratch/second-half.out" 2>&1 &
+  local second_half=$!
+  suites "$dir" first-half --no-rebuild "$@" --no-suite second_half >"$scratch/first-half.out" 2>&1 || status=1
+  wait "$second_half" || status=1
+  cat "$scratch/first-half.out" "$scratch/second-half.out"
+  logs+=("$dir/meson-logs/first-half.junit.xml" "$dir/meson-logs/second-half.junit.xml")
 }
 
 # build_aside NAME COMMAND...: COMMAND (a program or a function of this script) in a background
