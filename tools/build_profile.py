@@ -10,6 +10,7 @@ import argparse
 import collections
 import os
 import re
+import signal
 import sys
 
 
@@ -89,4 +90,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends it quietly
     sys.exit(main())

@@ -8,10 +8,7 @@
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
-#include <asio/post.hpp>
-#include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
-#include <asio/use_awaitable.hpp>
 
 namespace testio::engines {
 
@@ -20,23 +17,10 @@ class CompletionLatch : public std::enable_shared_from_this<CompletionLatch> {
   CompletionLatch(asio::any_io_executor control, std::size_t count)
       : remaining_(count), timer_(control), reached_(count == 0) {}
 
-  void count_down() noexcept {
-    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    // The timer is touched only on its own executor: a waiting coroutine wakes when it is cancelled.
-    asio::post(timer_.get_executor(), [self = shared_from_this()] {
-      self->reached_ = true;
-      self->timer_.cancel();
-    });
-  }
+  void count_down() noexcept;
 
   // True when the count reached zero, false when `limit` passed first or the wait was cancelled.
-  asio::awaitable<bool> wait(std::chrono::steady_clock::duration limit) {
-    if (reached_) co_return true;
-    timer_.expires_after(limit);
-    asio::error_code ignored;
-    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-    co_return reached_;
-  }
+  asio::awaitable<bool> wait(std::chrono::steady_clock::duration limit);
 
   std::size_t remaining() const noexcept { return remaining_.load(std::memory_order_acquire); }
 
