@@ -114,13 +114,15 @@ spec::TestSpec timed(std::uint32_t connections, spec::Direction direction = spec
   return spec;
 }
 
-// Every stream of every direction counted the same on both ends.
-void expect_counts_match(const report::TestReport& report) {
+// Every stream of every direction counted the same on both ends, and (unless the streams share
+// the work, as transfer slots share one plan) every stream moved bytes.
+enum class EveryStream { moves, may_idle };
+void expect_counts_match(const report::TestReport& report, EveryStream every = EveryStream::moves) {
   for (const report::TestReport* direction : {&report, report.bidir_reverse.get()}) {
     if (!direction) continue;
     ASSERT_EQ(direction->sender.totals.size(), direction->receiver.totals.size());
     for (std::size_t i = 0; i < direction->sender.totals.size(); ++i) {
-      EXPECT_GT(direction->sender.totals[i].bytes, 0u) << "connection " << i;
+      if (every == EveryStream::moves) EXPECT_GT(direction->sender.totals[i].bytes, 0u) << "connection " << i;
       EXPECT_EQ(direction->sender.totals[i].bytes, direction->receiver.totals[i].bytes) << "connection " << i;
     }
     EXPECT_TRUE(direction->mismatched_streams.empty());
@@ -175,7 +177,13 @@ TEST(Lifecycles, TransfersOpenTheirOwnConnectionsAndTheServerRoutesThem) {
   for (const stats::StreamFigures& slot : report.receiver.totals) received += slot.bytes;
   EXPECT_EQ(received, 20u * 10000);
   ASSERT_TRUE(eventually([&] { return server.reporter().ended(); }));
-  expect_counts_match(server.reporter().report());
+  // The slots take transfer numbers from one plan: on a slow run (TSan) two slots may take all
+  // twenty before the third starts, so a slot may move nothing.
+  report::TestReport theirs = server.reporter().report();
+  expect_counts_match(theirs, EveryStream::may_idle);
+  std::uint64_t sent = 0;
+  for (const stats::StreamFigures& slot : theirs.sender.totals) sent += slot.bytes;
+  EXPECT_EQ(sent, 20u * 10000);
 }
 
 TEST(Lifecycles, AFileIsSentOnceAndBothSidesDigestsMatch) {
