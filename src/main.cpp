@@ -15,7 +15,6 @@
 #include "metrics/server_metrics.hpp"
 #include "metrics/textfile_reporter.hpp"
 #include "session/client.hpp"
-#include "session/http_client.hpp"
 #include "session/raw.hpp"
 #include "session/server.hpp"
 #include "iperf3/client_session.hpp"
@@ -60,12 +59,10 @@ int run_exporter(int argc, char** argv) {
 // The test, with its report through `reporter`.
 int run(const testio::config::Config& config, testio::report::Reporter& reporter, std::ostream& out) {
   const bool server = config.role == testio::config::Role::server;
-  if (config.raw)
-    return server ? testio::session::run_raw_server(config, out) : testio::session::run_raw_client(config, reporter, out);
-  if (config.iperf3) return testio::iperf3::run_iperf3_client(config, reporter);
   if (config.mesh) return testio::mesh::run_mesh(config, testio::util::own_binary());
-  if (config.spec.is("http")) return testio::session::run_http_client(config, reporter);
-  if (!server) return testio::session::run_client(config, reporter);
+  if (config.iperf3) return testio::iperf3::run_iperf3_client(config, reporter);
+  if (!server) return testio::session::run_client(config, reporter, out);
+  if (config.raw) return testio::session::run_raw_server(config, out);
   // Every test's report passes through the server's counters (--metrics).
   testio::metrics::ServerMetrics metrics(reporter);
   // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.

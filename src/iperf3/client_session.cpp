@@ -283,7 +283,7 @@ int Iperf3Test::report() {
     report::TestReport report = direction_report(start_, local, local_sends, server_results_);
     if (interruption_.signal) {
       report.incomplete = true;
-      report.ended_because = interruption_.signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM";
+      report.ended_because = session::interruption_text(interruption_.signal);
     }
     clean = clean && stats::summarize(report.sender.totals).failed_streams == 0 &&
             stats::summarize(report.receiver.totals).failed_streams == 0;

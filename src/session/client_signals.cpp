@@ -10,6 +10,10 @@
 
 namespace testio::session {
 
+std::string interruption_text(int signal) {
+  return signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM";
+}
+
 int run_client_test(const ClientRun& test, report::Reporter& reporter, const DescribeFailure& describe) {
   asio::io_context io(1);
   int exit_code = 1;

@@ -23,6 +23,9 @@ using ClientRun = std::function<asio::awaitable<int>(Interruption&)>;
 // One sentence for the failure that ended a test, for the log and the reporter.
 using DescribeFailure = std::function<std::string(const std::exception&)>;
 
+// "interrupted by SIGINT" (or SIGTERM): why a report that a signal cut short is incomplete.
+std::string interruption_text(int signal);
+
 // Runs `test` to its end; returns its exit code, or 1 when it threw or a signal stopped it.
 int run_client_test(const ClientRun& test, report::Reporter& reporter, const DescribeFailure& describe);
 

@@ -87,6 +87,8 @@ def raw_rr_drives_a_python_echo_server():
     finally:
         listener.close()
     check(data["messages"] == 600 and ordered(data["latency_us"]), f"raw rr: {data}")
+    # The rate is over the time the messages took (it once read 0 s and 0 messages/s).
+    check(data["seconds"] > 0 and data["messages_per_second"] > 0, f"raw rr rate: {data}")
 
 
 @test

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 #include <thread>
 
@@ -135,7 +136,7 @@ TEST(Lifecycles, BulkTestsEachWayCountTheSameOnBothSides) {
   for (spec::Direction direction : {spec::Direction::forward, spec::Direction::reverse, spec::Direction::bidir}) {
     LocalServer server;
     CapturingReporter client;
-    ASSERT_EQ(run_client(client_of(server, timed(2, direction)), client), 0) << spec::to_string(direction);
+    ASSERT_EQ(run_client(client_of(server, timed(2, direction)), client, std::cout), 0) << spec::to_string(direction);
     ASSERT_TRUE(eventually([&] { return server.reporter().ended(); }));
     report::TestReport mine = client.report(), theirs = server.reporter().report();
     expect_counts_match(mine);
@@ -155,7 +156,7 @@ TEST(Lifecycles, RequestResponseCountsEveryMessage) {
   spec.connections = 3;
   spec.duration_s = 0;
   spec.rr = {256, 1, 50};
-  ASSERT_EQ(run_client(client_of(server, spec), client), 0);
+  ASSERT_EQ(run_client(client_of(server, spec), client, std::cout), 0);
   report::TestReport report = client.report();
   EXPECT_EQ(report.rr.messages, 150u);
   expect_counts_match(report);
@@ -171,7 +172,7 @@ TEST(Lifecycles, TransfersOpenTheirOwnConnectionsAndTheServerRoutesThem) {
   spec.connections = 3;
   spec.duration_s = 0;
   spec.transfers = {20, 10000, false};
-  ASSERT_EQ(run_client(client_of(server, spec), client), 0);
+  ASSERT_EQ(run_client(client_of(server, spec), client, std::cout), 0);
   report::TestReport report = client.report();
   EXPECT_EQ(report.transfers.completed, 20u);
   EXPECT_FALSE(report.start.local_is_sender);  // the server sends
@@ -200,7 +201,7 @@ TEST(Lifecycles, AFileIsSentOnceAndBothSidesDigestsMatch) {
   spec.hash = util::HashKind::sha1;
   config::Config config = client_of(server, spec);
   config.file = path;
-  EXPECT_EQ(run_client(config, client), 0);
+  EXPECT_EQ(run_client(config, client, std::cout), 0);
   report::TestReport report = client.report();
   EXPECT_TRUE(report.digests.matches());
   EXPECT_EQ(report.start.spec.total_bytes, 100000u);  // the workload completed the spec from the file
@@ -212,7 +213,7 @@ TEST(Lifecycles, ARequestBreakingTheServersCapsIsRefusedBeforeAnyDataMoves) {
   tight.max_connections = 2;
   LocalServer server(tight);
   CapturingReporter client;
-  EXPECT_EQ(run_client(client_of(server, timed(3)), client), 1);
+  EXPECT_EQ(run_client(client_of(server, timed(3)), client, std::cout), 1);
   ASSERT_EQ(client.errors().size(), 1u);
   EXPECT_EQ(client.errors()[0],
             "the server refused the test: invalid test request: the connection count 3 is above the cap of 2");
@@ -228,7 +229,7 @@ TEST(Lifecycles, TransfersLargerThanTheServedFileAreRefused) {
   spec.workload = "transfers";
   spec.duration_s = 0;
   spec.transfers = {1, 100, false};
-  EXPECT_EQ(run_client(client_of(server, spec), client), 1);
+  EXPECT_EQ(run_client(client_of(server, spec), client, std::cout), 1);
   ASSERT_EQ(client.errors().size(), 1u);
   EXPECT_NE(client.errors()[0].find("is larger"), std::string::npos) << client.errors()[0];
   std::remove(path.c_str());

@@ -118,7 +118,9 @@ class Bulk final : public Workload {
   }
 
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
-    return make_client_side(config, spec);
+    Options options;
+    options.peer_is_plain = config.raw;
+    return make_client_side(config, spec, options);
   }
 
   std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {

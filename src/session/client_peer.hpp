@@ -1,0 +1,86 @@
+// What a client test says to the other side, one implementation per protocol: testio's control
+// protocol (testio_peer.cpp), and peers told nothing but the data: a plain TCP receiver or echo
+// server, or an HTTP server (plain_peer.cpp). The one client lifecycle (client.cpp) runs the same
+// steps for every peer and asks the peer only what differs between protocols: the handshake,
+// what each data connection says first, the start, what may end the test early, the exchange of
+// figures, and the sentence a failure is told in.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <ostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include "config/config.hpp"
+#include "control/protocol.hpp"
+#include "report/reporter.hpp"
+#include "report/test_report.hpp"
+#include "spec/test_spec.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/workload.hpp"
+
+namespace testio::session {
+
+// What the handshake settled: where the data connections go (empty when each stream finds its
+// own, as HTTP downloads do), and the control connection's own address when there is one (the
+// data connections then take the same route: --spread, multipath).
+struct PeerPath {
+  std::vector<asio::ip::tcp::endpoint> data;
+  std::optional<asio::ip::tcp::endpoint> control_local;
+};
+
+// One test's peer. Made per test; owner: the control thread, which calls every member.
+class ClientPeer {
+ public:
+  virtual ~ClientPeer() = default;
+
+  // Agrees on the test (`threads` workers here) before any data connection opens.
+  virtual asio::awaitable<PeerPath> handshake(const spec::TestSpec& spec, unsigned threads) = 0;
+  // What the peer adds to the start of the report: its threads, CPUs and clock, whether it
+  // speaks testio, and its name when the data connections do not give it.
+  virtual void describe_start(report::StartInfo& start) const = 0;
+  // The server's clock less this one's (0 when it is unknown or the same).
+  virtual std::int64_t clock_offset_ns() const { return 0; }
+  // What data connection (or slot) `i` says first, and the id the peer gave the test.
+  virtual control::PreambleBytes preamble(std::uint32_t) const { return {}; }
+  virtual std::uint64_t test_id() const { return 0; }
+  // Sent on data connection `i` once it is connected.
+  virtual asio::awaitable<void> introduce(asio::ip::tcp::socket& socket, std::uint32_t i);
+  // Returns when the peer holds every connection and the window may open.
+  virtual asio::awaitable<void> await_start();
+  // While the streams run: throws, in one sentence, when the peer ends the test; returns (or
+  // throws) once `limit` has passed.
+  virtual asio::awaitable<void> watch(std::chrono::steady_clock::duration limit);
+  // How long past the window the streams may take to end, and why it failed when they took longer
+  // (empty: the workload's own failure() tells it).
+  virtual std::chrono::seconds window_grace() const = 0;
+  virtual std::string unfinished(const workloads::DirectionLayout& layout) const = 0;
+  // This side's window ended early (SIGINT): the peer's senders are told, when they can be.
+  virtual void end_window(const workloads::DirectionLayout&) {}
+  // This side's figures go to the peer; the peer's come back (none from a plain peer).
+  virtual asio::awaitable<std::optional<control::DirectedResults>> exchange(const control::DirectedResults& mine,
+                                                                          const workloads::TestSide& side,
+                                                                          const spec::TestSpec& spec);
+  // The sentence a user reads for the failure that ended the test.
+  virtual std::string describe(const std::exception& error) const = 0;
+  // The reporter this peer's tests report through: `given`, or one of the peer's own (a plain
+  // peer's single transfer prints the line a raw sink prints).
+  virtual report::Reporter& reporter(report::Reporter& given) { return given; }
+};
+
+// A testio server (testio_peer.cpp).
+std::unique_ptr<ClientPeer> testio_peer(const config::Config& config);
+// A plain TCP receiver or, with --rr, echo server (--raw); a single transfer's line, and --rr's
+// figures, go to `out` as a raw sink prints them (plain_peer.cpp).
+std::unique_ptr<ClientPeer> plain_tcp_peer(const config::Config& config, std::ostream& out);
+// Any HTTP servers, named by the URLs (plain_peer.cpp).
+std::unique_ptr<ClientPeer> http_peer(const config::Config& config);
+
+}  // namespace testio::session
