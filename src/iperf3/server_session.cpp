@@ -1,3 +1,5 @@
+// The steps of an iperf3 client's test on this server, in the order run_test() takes them: the
+// parameters, the streams gathered, the window the client times, the results both ways, the report.
 #include "iperf3/server_session.hpp"
 
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include "iperf3/channel.hpp"
 #include "iperf3/messages.hpp"
 #include "iperf3/reports.hpp"
+#include "iperf3/served_test.hpp"
 #include "iperf3/streams.hpp"
 #include "util/log.hpp"
 
@@ -24,24 +27,6 @@ namespace testio::iperf3 {
 
 using asio::ip::tcp;
 using namespace std::chrono_literals;
-
-// One iperf3 test while it runs: the streams its client opens, gathered by cookie.
-struct ServerTest {
-  Cookie cookie{};
-  std::string peer;
-  asio::ip::address peer_address, local_address;  // the control connection's ends
-  bool gathering = false;     // between CREATE_STREAMS and the last stream
-  bool reported = false;      // the reporter has been given the start
-  bool udp = false;
-  std::uint32_t expected = 0;
-  std::vector<tcp::socket> sockets;
-  std::vector<asio::ip::udp::socket> udp_sockets;  // -u: each stream's, connected to the client
-  std::optional<asio::any_io_executor> executor;    // where the UDP sockets are made
-  std::shared_ptr<engines::CompletionLatch> all_arrived;
-  std::uint32_t arrived() const noexcept {
-    return static_cast<std::uint32_t>(udp ? udp_sockets.size() : sockets.size());
-  }
-};
 
 namespace {
 
@@ -51,21 +36,29 @@ constexpr auto kResultsLimit = 10s;   // for the client's results after EXCHANGE
 constexpr auto kDrainLimit = 5s;      // for the bytes the client says it sent to arrive
 constexpr auto kDoneLimit = 5s;       // for IPERF_DONE after DISPLAY_RESULTS
 
-std::string peer_of(const tcp::socket& socket) {
-  asio::error_code ec;
-  auto endpoint = socket.remote_endpoint(ec);
-  return ec ? std::string("unknown peer") : control::endpoint_text(endpoint);
-}
-
-// Best effort: ACCESS_DENIED to a client that is refused, then the socket closes.
-asio::awaitable<void> deny(tcp::socket& socket) {
-  try {
-    const char denied = static_cast<char>(State::access_denied);
-    co_await control::within(asio::async_write(socket, asio::buffer(&denied, 1), asio::use_awaitable), 2s,
-                             "refusing an iperf3 connection");
-  } catch (const std::exception&) {
+// A test's streams as --metrics sees them while it runs: counted live until the report holds
+// their bytes, and, when the test ends without a report (the client went away), what they moved
+// is kept, so the counters never go back. Owner: the control thread.
+class LiveBytes {
+ public:
+  LiveBytes(ServedTest& test, metrics::ServerMetrics& metrics, const DataStreams& streams)
+      : test_(test), metrics_(metrics) {
+    test_.streams = &streams;
   }
-}
+  ~LiveBytes() {
+    if (!test_.streams) return;
+    metrics_.count_unreported(test_.streams->received_total(), test_.streams->sent_total());
+    test_.streams = nullptr;
+  }
+  LiveBytes(const LiveBytes&) = delete;
+  LiveBytes& operator=(const LiveBytes&) = delete;
+  // The report is about to count them.
+  void reported() noexcept { test_.streams = nullptr; }
+
+ private:
+  ServedTest& test_;
+  metrics::ServerMetrics& metrics_;
+};
 
 std::chrono::steady_clock::duration test_end_limit(const Params& params) {
   if (params.total_bytes()) return std::chrono::hours(24 * 365);  // a vanished client closes its connection
@@ -114,110 +107,6 @@ std::string describe(const Params& params) {
 
 }  // namespace
 
-asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, std::array<unsigned char, 4> first,
-                                                          session::TestSlots& slots,
-                                                          std::chrono::steady_clock::duration handshake_limit) {
-  const std::string peer = peer_of(socket);
-  std::array<unsigned char, kCookieBytes> bytes{};
-  std::copy(first.begin(), first.end(), bytes.begin());
-  try {
-    if (!may_start_cookie(first.data(), first.size())) {
-      spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
-      co_return std::nullopt;
-    }
-    co_await control::within(asio::async_read(socket, asio::buffer(bytes.data() + first.size(), kCookieBytes - first.size()),
-                                              asio::use_awaitable),
-                             handshake_limit, "waiting for the iperf3 cookie");
-  } catch (const std::exception& error) {
-    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one ({}); closed", peer, error.what());
-    co_return std::nullopt;
-  }
-  if (!is_cookie(bytes.data(), bytes.size())) {
-    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
-    co_return std::nullopt;
-  }
-  const Cookie cookie = cookie_from(bytes.data());
-  if (auto found = tests_.find(cookie); found != tests_.end()) {
-    ServerTest& test = *found->second;
-    if (!test.gathering || test.sockets.size() >= test.expected) {
-      spdlog::warn("iperf3 data connection from {} arrived outside its test's set-up; closed", peer);
-      co_await deny(socket);
-      co_return std::nullopt;
-    }
-    test.sockets.push_back(std::move(socket));
-    test.all_arrived->count_down();
-    co_return std::nullopt;
-  }
-  if (!config_.psk_file.empty()) {
-    // iperf3 clients cannot prove testio's key; a keyed server does not serve them at all.
-    spdlog::warn("refused an iperf3 test from {}: this server requires a key (--psk-file), which iperf3 cannot give",
-                 peer);
-    Control refused(std::move(socket));
-    co_await refused.write_error(kErrorAuthorization);
-    co_return std::nullopt;
-  }
-  if (!slots.try_take()) {
-    spdlog::info("refused an iperf3 test from {}: busy", peer);
-    co_await deny(socket);
-    co_return std::nullopt;
-  }
-  ServerTest test;
-  test.cookie = cookie;
-  test.peer = peer;
-  asio::error_code unknown;
-  test.peer_address = socket.remote_endpoint(unknown).address();
-  test.local_address = socket.local_endpoint(unknown).address();
-  tests_.emplace(cookie, &test);
-  Control control(std::move(socket));
-  bool succeeded = false;
-  std::string ended;
-  try {
-    succeeded = co_await run_test(control, test);
-    spdlog::info("iperf3 test from {} finished", peer);
-  } catch (const PeerError& error) {
-    ended = error.what();
-  } catch (const std::system_error& error) {
-    ended = "the iperf3 client went away (" + error.code().message() + ")";
-  } catch (const std::exception& error) {
-    ended = error.what();
-  }
-  tests_.erase(cookie);
-  slots.release();
-  if (!ended.empty()) {
-    spdlog::warn("iperf3 test from {} ended: {}", peer, ended);
-    if (test.reported) reporter_.error(ended);
-  }
-  co_return succeeded;
-}
-
-// iperf3's UDP stream says it is there with four bytes (its UDP_CONNECT_MSG, in the client's
-// byte order); the server connects a socket of the same port to it and answers from that socket.
-bool Iperf3Clients::take_datagram(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from,
-                                  std::uint16_t port) {
-  (void)data;  // iperf3's own server does not read it either
-  if (size != kUdpConnectBytes) return false;
-  for (auto& [cookie, test] : tests_) {
-    if (!test->udp || !test->gathering || test->arrived() >= test->expected || test->peer_address != from.address())
-      continue;
-    try {
-      asio::ip::udp::socket socket(*test->executor);
-      const asio::ip::udp::endpoint local(test->local_address, port);
-      socket.open(local.protocol());
-      socket.set_option(asio::socket_base::reuse_address(true));
-      socket.bind(local);
-      socket.connect(from);
-      const std::uint32_t reply = kUdpConnectReply;  // host order, as iperf3 writes it
-      socket.send(asio::buffer(&reply, sizeof(reply)));
-      test->udp_sockets.push_back(std::move(socket));
-      test->all_arrived->count_down();
-    } catch (const std::system_error& error) {
-      spdlog::warn("an iperf3 UDP stream from {} could not be taken: {}", test->peer, error.code().message());
-    }
-    return true;
-  }
-  return false;
-}
-
 // The test as testio runs this side of it: the spec of the bulk streams iperf3's parameters ask for.
 spec::TestSpec spec_of(const Params& params, const config::Config& config) {
   spec::TestSpec spec;
@@ -243,7 +132,7 @@ spec::TestSpec spec_of(const Params& params, const config::Config& config) {
   return spec;
 }
 
-asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test) {
+asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& test) {
   const Params params = co_await exchange_params(control, test);
   co_await gather_streams(control, test, params);
   const spec::TestSpec spec = spec_of(params, config_);
@@ -265,13 +154,15 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServerTest& test
     made.emplace(executor, std::move(test.sockets), workloads::Side::server, spec, options);
   DataStreams& streams = *made;
   for (const std::string& warning : streams.warnings()) spdlog::warn("{}", warning);
+  LiveBytes live(test, metrics_, streams);
   co_await run_streams(control, test, params, streams, start);
   const Results client = co_await exchange_results(control, test, params, streams);
+  live.reported();
   co_return report(streams, start, client);
 }
 
 // What the client wants, checked against this server's caps and what it serves.
-asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServerTest& test) {
+asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServedTest& test) {
   const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(std::max(config_.limits.handshake_timeout_s, 1.0)));
   co_await control.write_state(State::param_exchange);
@@ -303,7 +194,7 @@ asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServerT
 }
 
 // The client opens its streams one by one, each opening with the test's cookie.
-asio::awaitable<void> Iperf3Clients::gather_streams(Control& control, ServerTest& test, const Params& params) {
+asio::awaitable<void> Iperf3Clients::gather_streams(Control& control, ServedTest& test, const Params& params) {
   test.expected = params.connections();
   test.udp = params.udp;
   test.executor = co_await asio::this_coro::executor;
@@ -320,7 +211,7 @@ asio::awaitable<void> Iperf3Clients::gather_streams(Control& control, ServerTest
 }
 
 // Until the client says TEST_END: it times the test (or counts the bytes).
-asio::awaitable<void> Iperf3Clients::run_streams(Control& control, ServerTest& test, const Params& params,
+asio::awaitable<void> Iperf3Clients::run_streams(Control& control, ServedTest& test, const Params& params,
                                                  DataStreams& streams, report::StartInfo& start) {
   using namespace asio::experimental::awaitable_operators;
   co_await control.write_state(State::test_start);
@@ -342,7 +233,7 @@ asio::awaitable<void> Iperf3Clients::run_streams(Control& control, ServerTest& t
 }
 
 // The client's results first, then ours once every byte it sent has been counted here.
-asio::awaitable<Results> Iperf3Clients::exchange_results(Control& control, ServerTest& test, const Params& params,
+asio::awaitable<Results> Iperf3Clients::exchange_results(Control& control, ServedTest& test, const Params& params,
                                                          DataStreams& streams) {
   streams.end_window();
   co_await control.write_state(State::exchange_results);

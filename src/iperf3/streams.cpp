@@ -106,6 +106,14 @@ std::uint64_t DataStreams::received_total() const noexcept {
   return total;
 }
 
+std::uint64_t DataStreams::sent_total() const noexcept {
+  auto& measurement = const_cast<session::TestStreams&>(streams_).measurement();
+  std::uint64_t total = 0;
+  for (std::uint32_t connection : connections(true))
+    total += measurement.counters(connection).bytes.load(std::memory_order_relaxed);
+  return total;
+}
+
 std::uint64_t DataStreams::unacknowledged() const noexcept {
   std::uint64_t total = 0;
   for (int fd : send_fds_) {

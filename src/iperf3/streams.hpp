@@ -78,6 +78,8 @@ class DataStreams {
   // Bytes received so far on connection `connection` (0 if this side sends on it).
   std::uint64_t received(std::uint32_t connection) const noexcept;
   std::uint64_t received_total() const noexcept;
+  // Bytes this side's senders have handed to the kernel so far.
+  std::uint64_t sent_total() const noexcept;
   // Bytes this side sent that the peer's kernel has not yet acknowledged (SIOCOUTQ), over every
   // sending stream: 0 once all of it sits in the peer's receive buffers.
   std::uint64_t unacknowledged() const noexcept;

@@ -2,7 +2,7 @@
 // served, failed and refused by reason, connections, bytes) and each peer's last test. A
 // decorator over the server's reporter: every test of either protocol ends in end(), whose report
 // already holds the bytes, so the data path does nothing for it (a test's bytes count when it
-// ends; while a testio test runs, the server adds what its workers' counters say so far). Owner: the server's control thread; every member is touched only there.
+// ends; while a test runs, the server adds what its workers' counters say so far). Owner: the server's control thread; every member is touched only there.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ enum class Protocol { testio, iperf3 };
 struct ServerState {
   std::uint32_t tests_running = 0;
   std::uint64_t busy_refusals = 0;  // counted by the slots both protocols share
-  std::uint64_t live_received_bytes = 0, live_sent_bytes = 0;  // of testio tests not yet reported
+  std::uint64_t live_received_bytes = 0, live_sent_bytes = 0;  // of tests not yet reported, either protocol
 };
 
 class ServerMetrics : public report::Reporter {

@@ -15,6 +15,11 @@ std::string Server::metrics_text() const {
     state.live_received_bytes += received;
     state.live_sent_bytes += sent;
   }
+  if (foreign_) {
+    auto [received, sent] = foreign_->bytes_so_far();
+    state.live_received_bytes += received;
+    state.live_sent_bytes += sent;
+  }
   return reporter_.exposition(state);
 }
 
