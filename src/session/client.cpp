@@ -102,7 +102,6 @@ class ClientTest {
   std::optional<TestStreams> streams_;
   report::StartInfo start_;
   std::string clamp_warning_;
-  bool unfinished_ = false;  // the streams outlived the window and its grace
   bool incomplete_ = false;  // the test ended early: the figures cover the time run
   std::string ended_because_;
   std::optional<control::DirectedResults> mine_, theirs_;
@@ -213,8 +212,10 @@ asio::awaitable<void> ClientTest::run_streams() {
   interruption_.end_window = nullptr;
   if (outcome.index() == 1 && std::get<1>(outcome).error) std::rethrow_exception(std::get<1>(outcome).error);
   if (outcome.index() == 0 && std::get<0>(outcome)) co_return;
-  unfinished_ = true;
   if (std::string why = peer_.unfinished(layout_); !why.empty()) throw std::runtime_error(why);
+  // The workload's failure() tells which of its streams did not finish: they stop here, counted.
+  streams_->end_window();
+  co_await streams_->all_done(kSenderStopLimit);
 }
 
 // SIGINT: this side's streams end their window, and the peer's senders when they can be told.
@@ -233,12 +234,10 @@ asio::awaitable<void> ClientTest::exchange_results() {
 // writing: they end their window first and what they counted is kept.
 asio::awaitable<void> ClientTest::wind_down() {
   interruption_.end_window = nullptr;
-  if (incomplete_ || unfinished_) {
+  if (incomplete_) {
     streams_->end_window();
     co_await streams_->all_done(kSenderStopLimit);
     if (!mine_) mine_ = streams_->measurement().finish(Side::client);
-  }
-  if (incomplete_) {
     spdlog::error("{}", ended_because_);
   } else if (interruption_.signal) {
     incomplete_ = true;
