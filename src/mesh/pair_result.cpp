@@ -1,6 +1,9 @@
 #include "mesh/pair_result.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -10,10 +13,23 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// Whether `value` is an integer from 0 to T's largest. nlohmann converts any number to an
+// integer type, a float beyond its range included, and that conversion is undefined.
+template <typename T>
+bool holds_count(const json& value) {
+  if (value.is_number_unsigned()) return value.get<std::uint64_t>() <= std::numeric_limits<T>::max();
+  if (!value.is_number_integer()) return false;
+  const std::int64_t number = value.get<std::int64_t>();
+  return number >= 0 && static_cast<std::uint64_t>(number) <= std::numeric_limits<T>::max();
+}
+
 template <typename T>
 T field(const json& object, const char* name) {
   auto found = object.find(name);
   if (found == object.end()) throw std::invalid_argument(std::string("a pair has no \"") + name + "\"");
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!holds_count<T>(*found)) throw std::invalid_argument(std::string("a pair's \"") + name + "\" is not a count");
+  }
   try {
     return found->get<T>();
   } catch (const json::exception&) {
