@@ -85,6 +85,8 @@ void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions
   // One plain connection without -i reports as a raw sink does: one line once it has closed.
   if (config.raw && config.role == config::Role::client && spec.connections == 1 && !given.interval)
     spec.interval_s = 0;
+  // A profile's workloads side by side take the window and intervals the command line set.
+  for (spec::TestSpec& part : spec.with) spec::share_test_wide(spec, part);
 }
 
 // Whether the command line set `key` itself, or an option that excludes it.

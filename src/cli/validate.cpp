@@ -19,6 +19,13 @@ void validate(const config::Config& config, const GivenOptions& given) {
   check_udp(config, given);
   check_metrics(config, given);
   check_mesh(config, given);
+  // A profile's "with" (workloads side by side) needs a testio server at the other end.
+  if (!config.spec.with.empty()) {
+    if (config.role == config::Role::server) throw util::UsageError("\"with\" (workloads side by side) is the client's");
+    if (config.raw || config.iperf3 || config.mesh)
+      throw util::UsageError(std::string("\"with\" (workloads side by side) needs a testio server: ") +
+                             (config.raw ? "--raw" : config.iperf3 ? "--iperf3" : "--mesh") + " runs one workload");
+  }
   try {
     workloads::check(config.spec, config.limits);
   } catch (const spec::SpecError& error) {

@@ -1,4 +1,5 @@
-// The testio control protocol, version 1. Every connection to the server begins with a 24-byte
+// The testio control protocol, version 2 (version 1 could not run workloads side by side: its
+// request had no "with"). Every connection to the server begins with a 24-byte
 // preamble; the kind byte says whether it is the control connection or a data connection.
 //
 //   client                                              server
@@ -6,12 +7,13 @@
 //     |<-- frame hello{auth, nonce} ------------------------|  (or error{busy})
 //     |--- frame test_request{connections, time, auth} --->|  check the key's answer, every cap
 //     |<-- frame test_accepted{test_id, threads} ----------|  (or frame error{busy|invalid})
-//     |=== N data connects, preamble{'D', test_id, i} ====>|  attach stream i of the test
+//     |=== N data connects, preamble{'D', test_id, i} ====>|  attach stream i of the test (numbered across
+//     |                                                     |  the workloads of a composed test, in order)
 //     |<-- frame start ------------------------------------|  all N arrived, receivers reading
 //     |=== data for -t seconds or -n bytes ===============>|
 //     |=== shutdown(SHUT_WR) on every data connection ====>|  receivers read to EOF
-//     |--- frame sender_done{streams[], cpu} ------------->|
-//     |<-- frame results{streams[], intervals[], cpu} -----|  after EOF on every stream
+//     |--- frame sender_done{streams[], cpu} ------------->|  (a composed test: one of each per workload,
+//     |<-- frame results{streams[], intervals[], cpu} -----|  in order)  after EOF on every stream
 //     |--- close ------------------------------------------>|  ready for the next test
 //
 // A frame is a 4-byte big-endian length and a JSON object (control/framing.hpp). Either side may
@@ -37,7 +39,7 @@ namespace testio::control {
 
 // First byte non-printable and non-ASCII: an iperf3 cookie and a plain-text client never start so.
 inline constexpr std::array<unsigned char, 4> kMagic = {0x9e, 't', 'i', 'o'};
-inline constexpr std::uint8_t kProtocolVersion = 1;
+inline constexpr std::uint8_t kProtocolVersion = 2;
 inline constexpr std::size_t kPreambleBytes = 24;
 
 enum class ConnectionKind : std::uint8_t { control = 'C', data = 'D' };

@@ -63,6 +63,10 @@ void ServerMetrics::end(const report::TestReport& report) {
   PeerResult result;
   note_direction(report, result);
   if (report.bidir_reverse) note_direction(*report.bidir_reverse, result);
+  // A composed test's other workloads count in the bytes; the goodput is its first workload's.
+  for (const report::TestReport& part : report.with)
+    for (const report::TestReport* direction : {&part, part.bidir_reverse.get()})
+      if (direction) (direction->start.local_is_sender ? sent_bytes_ : received_bytes_) += local_bytes(*direction);
   result.ended_unix_s = unix_now();
   peers_[peer] = result;
 }

@@ -59,7 +59,7 @@ void add_directions(Exposition& out, const std::vector<const TestReport*>& repor
 
 void add_cpu(Exposition& out, const TestReport& report) {
   const std::uint64_t moved = stats::summarize(report::summary_figures(report.sender)).bytes +
-                              report.other_direction_bytes;
+                              report.other_bytes;
   const bool local_is_client = report.start.from_client;
   struct Side { const report::SideReport& figures; const char* name; };
   const Side sides[] = {{report.local(), local_is_client ? "client" : "server"},

@@ -85,19 +85,23 @@ json side_extra(const SideReport& side, const std::vector<stats::StreamFigures>&
   return extra;
 }
 
-// --bidir: iperf3's two reverse sums, and the whole reverse direction under testio: its start,
-// the reporting side's intervals and its end, shaped as the forward ones at the top level.
-void add_bidir_reverse(json& end, const TestReport& reverse) {
-  json reverse_end = end_json(reverse);
-  end["sum_sent_bidir_reverse"] = reverse_end["sum_sent"];
-  end["sum_received_bidir_reverse"] = reverse_end["sum_received"];
+// A report as a document of its own, shaped as the top level: its start, the reporting side's
+// intervals and its end.
+json section_json(const TestReport& report) {
   json intervals = json::array();
   std::vector<std::uint32_t> retransmit_state;
-  for (const stats::IntervalRecord& record : reverse.local().intervals)
-    intervals.push_back(interval_json(record, reverse.start.local_is_sender, retransmit_state, reverse.udp.present));
-  end["testio"]["bidir_reverse"] = {{"start", start_json(reverse.start)},
-                                    {"intervals", std::move(intervals)},
-                                    {"end", std::move(reverse_end)}};
+  if (report.start.spec.interval_s > 0)
+    for (const stats::IntervalRecord& record : report.local().intervals)
+      intervals.push_back(interval_json(record, report.start.local_is_sender, retransmit_state, report.udp.present));
+  return {{"start", start_json(report.start)}, {"intervals", std::move(intervals)}, {"end", end_json(report)}};
+}
+
+// --bidir: iperf3's two reverse sums, and the whole reverse direction under testio.
+void add_bidir_reverse(json& end, const TestReport& reverse) {
+  json section = section_json(reverse);
+  end["sum_sent_bidir_reverse"] = section["end"]["sum_sent"];
+  end["sum_received_bidir_reverse"] = section["end"]["sum_received"];
+  end["testio"]["bidir_reverse"] = std::move(section);
 }
 
 // testio's own part of the start: the whole spec in its one JSON mapping, and the same figures
@@ -258,7 +262,7 @@ json end_json(const TestReport& report) {
   sum_sent["retransmits"] = retransmits;
   json sum_received = sum_json(received_sum, false);
   // --bidir: each process's CPU served both directions, so it is spread over both's bytes.
-  std::uint64_t moved = sent_sum.bytes + report.other_direction_bytes;
+  std::uint64_t moved = sent_sum.bytes + report.other_bytes;
   stats::CpuUsage local = stats::cpu_usage(report.local().cpu, report.local().wall_s, moved);
   stats::CpuUsage remote = stats::cpu_usage(report.remote().cpu, report.remote().wall_s, moved);
 
@@ -300,6 +304,8 @@ json end_json(const TestReport& report) {
           {"testio", std::move(extra)}};
   if (report.udp.present) add_udp_end_json(end, report);
   if (report.bidir_reverse) add_bidir_reverse(end, *report.bidir_reverse);
+  // A composed test: each other workload's whole section, in order.
+  for (const TestReport& part : report.with) end["testio"]["with"].push_back(section_json(part));
   return end;
 }
 

@@ -155,9 +155,13 @@ struct TestReport {
   // --bidir: the report above is the forward direction (client to server); this one is the
   // reverse, with the intervals of the side reporting, shown after it.
   std::shared_ptr<const TestReport> bidir_reverse;
-  // --bidir: bytes the other direction moved over the same time. Each side's CPU covers both
-  // directions, so its cost per GB counts these too.
-  std::uint64_t other_direction_bytes = 0;
+  // A composed test: the report above is its first workload's; these are the others', in order,
+  // each with its own start, intervals and figures.
+  std::vector<TestReport> with;
+  bool composed = false;                // one of several workloads in one test (this one or a `with`)
+  // Bytes the rest of the test moved over the same time: the other direction of --bidir, the other
+  // workloads of a composed test. Each side's CPU covers them too, so its cost per GB counts them.
+  std::uint64_t other_bytes = 0;
 
   const SideReport& local() const noexcept { return start.local_is_sender ? sender : receiver; }
   const SideReport& remote() const noexcept { return start.local_is_sender ? receiver : sender; }

@@ -271,28 +271,38 @@ void TextReporter::end(const TestReport& report) {
     if (!sent.empty()) out_ << balance_line("sender  ", sent, unit);
     if (!received.empty()) out_ << balance_line("receiver", received, unit);
   }
-  out_ << host_lines(report, sent_sum.bytes + report.other_direction_bytes);
+  out_ << host_lines(report, sent_sum.bytes + report.other_bytes);
   out_ << tcp_lines(report, per_stream_lines_) << outcome_lines(report, unit);
   out_.flush();
-  // --bidir: the reverse direction follows as a test of its own, its intervals replayed.
-  if (report.bidir_reverse) {
-    const TestReport& reverse = *report.bidir_reverse;
-    out_ << "= = = = = = = = = = = = = = = = = = = = = = = = =\n";
-    start(reverse.start);
-    for (const stats::IntervalRecord& record : reverse.local().intervals) interval(record);
-    end(reverse);
-  }
+  // --bidir: the reverse direction follows as a test of its own, its intervals replayed; so does
+  // each other workload of a composed test.
+  if (report.bidir_reverse) section("= = = = = = = = = = = = = = = = = = = = = = = = =\n", *report.bidir_reverse);
+  for (std::size_t k = 0; k < report.with.size(); ++k)
+    section("= = = = = = = = = = = = workload " + std::to_string(k + 2) + " of " +
+                std::to_string(report.with.size() + 1) + ": " + report.with[k].start.spec.workload +
+                " = = = = = = = = = = = =\n",
+            report.with[k]);
+}
+
+void TextReporter::section(const std::string& heading, const TestReport& report) {
+  out_ << heading;
+  start(report.start);
+  for (const stats::IntervalRecord& record : report.local().intervals) interval(record);
+  end(report);
 }
 
 // Each side's CPU, and with -v its cores and the remote side's NIC intervals; the NIC totals.
-// `moved`: the bytes the CPU served (--bidir: both directions, as each process ran both).
+// `moved`: the bytes the CPU served (--bidir: both directions, as each process ran both; a composed
+// test: every workload).
 std::string TextReporter::host_lines(const TestReport& report, std::uint64_t moved) const {
   const char* local_name = report.start.from_client ? "client" : "server";
   const char* remote_name = report.start.from_client ? "server" : "client";
   const std::string local_who = std::string("local (") + local_name + ")";
   const std::string remote_who = std::string("remote (") + remote_name + ")";
   std::string lines;
-  if (report.other_direction_bytes) lines += "cpu below: both directions, per GB moved both ways\n";
+  if (report.other_bytes)
+    lines += report.composed ? "cpu below: the whole test, per GB of every workload and direction\n"
+                             : "cpu below: both directions, per GB moved both ways\n";
   if (report.local().present) lines += cpu_line(local_who.c_str(), report.local(), moved);
   if (report.remote().present) lines += cpu_line(remote_who.c_str(), report.remote(), moved);
   if (options_.verbose) {

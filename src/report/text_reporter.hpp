@@ -19,6 +19,9 @@ class TextReporter final : public Reporter {
   void error(const std::string&) override {}  // already on stderr through the log
 
  private:
+  // A report that follows the first as a test of its own (the reverse of --bidir, a composed test's
+  // other workloads): `heading`, its start, its intervals replayed, its end.
+  void section(const std::string& heading, const TestReport& report);
   std::string host_lines(const TestReport& report, std::uint64_t moved) const;
 
   std::ostream& out_;

@@ -21,8 +21,8 @@
 #include "session/client_peer.hpp"
 #include "session/client_signals.hpp"
 #include "session/connect.hpp"
+#include "session/test_parts.hpp"
 #include "session/test_start.hpp"
-#include "session/test_streams.hpp"
 #include "util/log.hpp"
 #include "workloads/registry.hpp"
 
@@ -56,7 +56,7 @@ bool log_failures(const report::TestReport& direction, std::uint32_t first_conne
 class ClientTest {
  public:
   ClientTest(const config::Config& config, ClientPeer& peer, report::Reporter& reporter, Interruption& interruption)
-      : config_(config), peer_(peer), reporter_(reporter), interruption_(interruption), spec_(config.spec) {}
+      : config_(config), peer_(peer), reporter_(reporter), interruption_(interruption) {}
 
   asio::awaitable<int> run() {
     prepare();
@@ -79,7 +79,8 @@ class ClientTest {
   void prepare();
   asio::awaitable<void> handshake();
   asio::awaitable<void> open_streams();
-  asio::awaitable<tcp::socket> open_data_connection(std::uint32_t i);
+  asio::awaitable<void> open_part(TestPart& part, asio::any_io_executor executor);
+  asio::awaitable<tcp::socket> open_data_connection(TestPart& part, std::uint32_t i);
   asio::awaitable<void> start();
   asio::awaitable<void> run_streams();
   void end_window();
@@ -91,37 +92,39 @@ class ClientTest {
   ClientPeer& peer_;
   report::Reporter& reporter_;
   Interruption& interruption_;
-  spec::TestSpec spec_;  // as sent: the workload may complete it (-F: the file's size)
-  std::unique_ptr<workloads::TestSide> side_;
-  workloads::DirectionLayout layout_;
-  unsigned threads_ = 1;
+  std::optional<TestParts> parts_;  // a workload each; its first's start opens the report
+  spec::TestSpec spec_;             // as sent: the workloads may complete it (-F: the file's size)
   PeerPath path_;           // where the data connections go: after the first, where it went
   bool multipath_ = false;  // the route to the server has several nexthops: data ports are bound first
   std::optional<net::PortSpreader> spreader_;  // --spread even
   std::uint32_t spread_turn_ = 0;              // sending flows given a spread port so far
-  std::optional<TestStreams> streams_;
-  report::StartInfo start_;
   std::string clamp_warning_;
   bool incomplete_ = false;  // the test ended early: the figures cover the time run
   std::string ended_because_;
-  std::optional<control::DirectedResults> mine_, theirs_;
 };
 
-// Everything this side can check before anything connects.
+// Everything this side can check before anything connects. -F and --save belong to the first
+// workload: the others of a composed test send generated data and keep nothing.
 void ClientTest::prepare() {
-  side_ = workloads::of(spec_).client(config_, spec_);
-  layout_ = side_->layout();
-  if (std::string reason = engines::unusable_reason(spec_.engine, spec_.send_mode == spec::SendMode::zerocopy);
-      !reason.empty())
-    throw std::runtime_error(reason);
-  threads_ = spec::worker_threads(spec_.engine, spec_.threads, layout_.total());
-  check_descriptors(spec_, layout_, Side::client, threads_);
+  config::Config beside = config_;
+  beside.file.clear();
+  beside.save_dir.clear();
+  parts_.emplace(config_.spec, [&](std::size_t k, spec::TestSpec& spec) {
+    return workloads::of(spec).client(k == 0 ? config_ : beside, spec);
+  });
+  for (TestPart& part : *parts_) {
+    if (std::string reason = engines::unusable_reason(part.spec.engine, part.spec.send_mode == spec::SendMode::zerocopy);
+        !reason.empty())
+      throw std::runtime_error(reason);
+    check_descriptors(part.spec, part.layout, Side::client, part.threads);
+  }
+  spec_ = parts_->composed_spec();
 }
 
 // The peer agrees on the test; a control connection, when there is one, shows the data
 // connections' route.
 asio::awaitable<void> ClientTest::handshake() {
-  path_ = co_await peer_.handshake(spec_, threads_);
+  path_ = co_await peer_.handshake(spec_, parts_->threads());
   if (!path_.control_local) co_return;
   const tcp::endpoint& server = path_.data.front();
   multipath_ = net::route_nexthops(path_.control_local->data(), server.data()).nexthops.size() > 1;
@@ -132,40 +135,49 @@ asio::awaitable<void> ClientTest::handshake() {
   }
 }
 
-// The workload's streams, dealt round-robin to the workers: on data connections opened here, or
-// opening their own once the test runs (transfers, HTTP downloads).
+// Each workload's streams, dealt round-robin to its workers: on data connections opened here, or
+// opening their own once the test runs (transfers, HTTP downloads, UDP flows).
 asio::awaitable<void> ClientTest::open_streams() {
-  streams_.emplace(co_await asio::this_coro::executor, layout_, threads_, spec_.cpus, spec_);
-  streams_->set_clock_offset(peer_.clock_offset_ns());
-  start_ = start_info(spec_, threads_, 0, /*from_client=*/true);
-  start_.connecting_host = config_.host;
-  start_.connecting_port = config_.port;
-  start_.mss_requested = config_.mss;
-  start_.cport_first = config_.cport_first;
-  start_.cport_last = config_.cport_first ? static_cast<std::uint16_t>(config_.cport_first + layout_.total() - 1) : 0;
-  peer_.describe_start(start_);
-  const bool before_start = side_->connections() == workloads::Connections::before_start;
-  for (std::uint32_t i = 0; i < layout_.total(); ++i) {
-    std::optional<tcp::socket> socket;
-    if (before_start) socket = co_await open_data_connection(i);
-    const tcp::endpoint server = path_.data.empty() ? tcp::endpoint{} : path_.data.front();
-    streams_->add(*side_, i, std::move(socket), server, peer_.preamble(i), peer_.test_id());
-  }
-  if (spreader_ && spread_turn_) start_.spread_asked = spreader_->split(spread_turn_);
-  side_->describe_start(start_);
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  for (TestPart& part : *parts_) co_await open_part(part, executor);
+  report::StartInfo& first = parts_->front().start;
+  first.spec = spec_;  // the whole test: a report's start.testio.spec runs it again
+  if (spreader_ && spread_turn_) first.spread_asked = spreader_->split(spread_turn_);
   if (!clamp_warning_.empty()) spdlog::warn("{}", clamp_warning_);
-  streams_->start();
 }
 
-// Connects data connection `i` (tuned before connect: the SYN carries the window scale and the
-// MSS) and has the peer say which test and stream it belongs to.
-asio::awaitable<tcp::socket> ClientTest::open_data_connection(std::uint32_t i) {
-  const bool sending = layout_.sends_on(Side::client, i);
+asio::awaitable<void> ClientTest::open_part(TestPart& part, asio::any_io_executor executor) {
+  part.streams = std::make_unique<TestStreams>(executor, part.layout, part.threads, part.spec.cpus, part.spec);
+  part.streams->set_clock_offset(peer_.clock_offset_ns());
+  part.streams->number_from(part.first);
+  report::StartInfo& start = part.start;
+  start = start_info(part.spec, parts_->threads(), 0, /*from_client=*/true);
+  start.connecting_host = config_.host;
+  start.connecting_port = config_.port;
+  start.mss_requested = config_.mss;
+  start.cport_first = config_.cport_first ? static_cast<std::uint16_t>(config_.cport_first + part.first) : 0;
+  start.cport_last = config_.cport_first ? static_cast<std::uint16_t>(start.cport_first + part.connections() - 1) : 0;
+  peer_.describe_start(start);
+  for (std::uint32_t i = 0; i < part.connections(); ++i) {
+    std::optional<tcp::socket> socket;
+    if (part.before_start()) socket = co_await open_data_connection(part, i);
+    const tcp::endpoint server = path_.data.empty() ? tcp::endpoint{} : path_.data.front();
+    part.streams->add(*part.side, i, std::move(socket), server, peer_.preamble(part.first + i), peer_.test_id());
+  }
+  part.side->describe_start(start);
+  part.streams->start();
+}
+
+// Connects data connection `i` of `part` (tuned before connect: the SYN carries the window scale
+// and the MSS) and has the peer say which test and stream it belongs to.
+asio::awaitable<tcp::socket> ClientTest::open_data_connection(TestPart& part, std::uint32_t i) {
+  const bool sending = part.layout.sends_on(Side::client, i);
+  const std::uint32_t number = part.first + i;
   auto prepare = [&](tcp::socket& socket) {
-    std::string clamped = tune_data_connection(socket.native_handle(), spec_, sending, config_.mss);
+    std::string clamped = tune_data_connection(socket.native_handle(), part.spec, sending, config_.mss);
     if (!clamped.empty()) clamp_warning_ = clamped;
   };
-  std::uint16_t source_port = config_.cport_first ? static_cast<std::uint16_t>(config_.cport_first + i) : 0;
+  std::uint16_t source_port = config_.cport_first ? static_cast<std::uint16_t>(config_.cport_first + number) : 0;
   const bool spreading = sending && spreader_ && !spreader_->devices().empty();
   std::optional<tcp::socket> connected;
   // A spread port someone else holds is skipped for the next one of the same interface.
@@ -183,22 +195,25 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(std::uint32_t i) {
   tcp::socket socket = std::move(*connected);
   // The later connections go where the first one went.
   if (path_.data.size() > 1) path_.data = {socket.remote_endpoint()};
-  if (start_.peer.empty()) start_.peer = control::endpoint_text(socket.remote_endpoint());
-  co_await peer_.introduce(socket, i);
-  note_connection(start_, socket);
+  if (part.start.peer.empty()) part.start.peer = control::endpoint_text(socket.remote_endpoint());
+  co_await peer_.introduce(socket, number);
+  note_connection(part.start, socket);
   co_return socket;
 }
 
-// The peer says start once it holds every stream; the window opens now.
+// The peer says start once it holds every stream; the window opens now, for every workload.
 asio::awaitable<void> ClientTest::start() {
   co_await peer_.await_start();
   const engines::TestClock clock = engines::TestClock::starting_now(spec_);
-  start_.timestamp = static_cast<std::int64_t>(std::time(nullptr));
-  streams_->measurement().show_live(reporter_);
-  streams_->begin(clock);
-  const bool live_forward = layout_.live_forward();
-  reporter_.start(direction_start(start_, layout_.connections(live_forward), layout_.sends(Side::client, live_forward)));
-  spdlog::info("test started: {} connections over {} threads", layout_.total(), threads_);
+  const auto timestamp = static_cast<std::int64_t>(std::time(nullptr));
+  for (TestPart& part : *parts_) part.start.timestamp = timestamp;
+  TestPart& first = parts_->front();
+  first.streams->measurement().show_live(reporter_);
+  parts_->begin(clock);
+  const bool live_forward = first.layout.live_forward();
+  reporter_.start(direction_start(first.start, first.layout.connections(live_forward),
+                                  first.layout.sends(Side::client, live_forward)));
+  spdlog::info("test started: {} connections over {} threads", parts_->connections(), parts_->threads());
 }
 
 // Until every stream has ended (senders their window, then a half-close; receivers at the peer's
@@ -207,27 +222,28 @@ asio::awaitable<void> ClientTest::start() {
 asio::awaitable<void> ClientTest::run_streams() {
   interruption_.end_window = [this] { end_window(); };
   const auto limit = engines::run_limit(spec_, peer_.window_grace());
-  auto outcome = co_await (streams_->all_done(limit) || control::capture(peer_.watch(limit)) ||
-                           streams_->measurement().sample());
+  auto outcome = co_await (parts_->all_done(limit) || control::capture(peer_.watch(limit)) || parts_->sample());
   interruption_.end_window = nullptr;
   if (outcome.index() == 1 && std::get<1>(outcome).error) std::rethrow_exception(std::get<1>(outcome).error);
   if (outcome.index() == 0 && std::get<0>(outcome)) co_return;
-  if (std::string why = peer_.unfinished(layout_); !why.empty()) throw std::runtime_error(why);
+  for (const TestPart& part : *parts_)
+    if (part.streams->remaining())
+      if (std::string why = peer_.unfinished(part.layout); !why.empty()) throw std::runtime_error(why);
   // The workload's failure() tells which of its streams did not finish: they stop here, counted.
-  streams_->end_window();
-  co_await streams_->all_done(kSenderStopLimit);
+  parts_->end_window();
+  co_await parts_->all_done(kSenderStopLimit);
 }
 
 // SIGINT: this side's streams end their window, and the peer's senders when they can be told.
 void ClientTest::end_window() {
-  streams_->end_window();
-  peer_.end_window(layout_);
+  parts_->end_window();
+  for (const TestPart& part : *parts_) peer_.end_window(part.layout);
 }
 
-// Our figures go to the peer, and its come back.
+// Our figures go to the peer, and its come back: one exchange per workload, in order.
 asio::awaitable<void> ClientTest::exchange_results() {
-  mine_ = streams_->measurement().finish(Side::client);
-  theirs_ = co_await peer_.exchange(*mine_, *side_, spec_);
+  for (TestPart& part : *parts_) part.mine = part.streams->measurement().finish(Side::client);
+  for (TestPart& part : *parts_) part.theirs = co_await peer_.exchange(*part.mine, *part.side, part.spec);
 }
 
 // Stops the streams. After a failure (the peer vanished, a stream stalled) they may still be
@@ -235,35 +251,44 @@ asio::awaitable<void> ClientTest::exchange_results() {
 asio::awaitable<void> ClientTest::wind_down() {
   interruption_.end_window = nullptr;
   if (incomplete_) {
-    streams_->end_window();
-    co_await streams_->all_done(kSenderStopLimit);
-    if (!mine_) mine_ = streams_->measurement().finish(Side::client);
+    parts_->end_window();
+    co_await parts_->all_done(kSenderStopLimit);
+    for (TestPart& part : *parts_)
+      if (!part.mine) part.mine = part.streams->measurement().finish(Side::client);
     spdlog::error("{}", ended_because_);
   } else if (interruption_.signal) {
     incomplete_ = true;
     ended_because_ = interruption_text(interruption_.signal);
     spdlog::warn("{}: the figures cover the time run", ended_because_);
   }
-  streams_->stop();
+  parts_->stop();
 }
 
-// One report per direction, the sender's figures beside the receiver's, and the exit code.
+// One report per workload and direction, the sender's figures beside the receiver's, and the
+// exit code.
 int ClientTest::report() {
-  report::TestReport live = side_by_side(start_, layout_, Side::client, std::move(*mine_), std::move(theirs_));
+  std::vector<report::TestReport> reports;
   bool failed = false;
-  if (!incomplete_) {
-    failed = log_failures(live, 0);
-    if (live.bidir_reverse) failed = log_failures(*live.bidir_reverse, layout_.forward) || failed;
+  for (TestPart& part : *parts_) {
+    report::TestReport live =
+        side_by_side(part.start, part.layout, Side::client, std::move(*part.mine), std::move(part.theirs));
+    if (!incomplete_) {
+      failed = log_failures(live, part.first) || failed;
+      if (live.bidir_reverse) failed = log_failures(*live.bidir_reverse, part.first + part.layout.forward) || failed;
+    }
+    live.incomplete = incomplete_;
+    live.ended_because = ended_because_;
+    part.side->add_to_report(live);
+    reports.push_back(std::move(live));
   }
-  live.incomplete = incomplete_;
-  live.ended_because = ended_because_;
-  side_->add_to_report(live);
-  reporter_.end(live);
+  const report::TestReport whole = TestParts::joined(std::move(reports));
+  reporter_.end(whole);
   if (incomplete_) return 1;
-  if (std::string why = side_->failure(live); !why.empty()) {
-    spdlog::error("{}", why);
-    failed = true;
-  }
+  for (std::size_t k = 0; k < parts_->size(); ++k)
+    if (std::string why = (*parts_)[k].side->failure(k == 0 ? whole : whole.with[k - 1]); !why.empty()) {
+      spdlog::error("{}", why);
+      failed = true;
+    }
   return failed ? 1 : 0;
 }
 

@@ -66,8 +66,8 @@ report::TestReport final_report(std::optional<report::TestReport> forward, std::
   auto bytes_sent = [](const report::TestReport& report) {
     return stats::summarize(report::summary_figures(report.sender)).bytes;
   };
-  forward->other_direction_bytes = bytes_sent(*reverse);
-  reverse->other_direction_bytes = bytes_sent(*forward);
+  forward->other_bytes = bytes_sent(*reverse);
+  reverse->other_bytes = bytes_sent(*forward);
   forward->bidir_reverse = std::make_shared<const report::TestReport>(std::move(*reverse));
   return std::move(*forward);
 }

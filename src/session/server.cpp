@@ -49,8 +49,14 @@ asio::awaitable<void> send_error(control::ControlChannel& control, const std::st
   }
 }
 
-// "8 connections reverse, 5 s" for the log line that announces a test.
+// "8 connections reverse, 5 s" for the log line that announces a test; a composed test's other
+// workloads follow ("... with rr: 1 connections, 5 s").
 std::string describe(const spec::TestSpec& spec) {
+  if (!spec.with.empty()) {
+    std::string what = describe(spec::workloads_of(spec).front());
+    for (const spec::TestSpec& part : spec.with) what += ", with " + part.workload + ": " + describe(part);
+    return what;
+  }
   std::string what = std::to_string(spec.connections) + " connections";
   if (spec.direction != spec::Direction::forward) what += " " + std::string(spec::to_string(spec.direction));
   if (spec.is("transfers"))
@@ -219,9 +225,9 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
       case control::DecodedPreamble::Status::ok:
         break;
       case control::DecodedPreamble::Status::bad_version: {
-        std::string message = "protocol version " + std::to_string(decoded.preamble.version) +
-                              " is not supported; this server speaks version " +
-                              std::to_string(control::kProtocolVersion);
+        std::string message = "the client speaks testio protocol version " +
+                              std::to_string(decoded.preamble.version) + " and this server version " +
+                              std::to_string(control::kProtocolVersion) + ": run the same testio release on both";
         spdlog::warn("connection from {}: {}", peer, message);
         reporter_.refused(metrics::Refusal::version);
         control::ControlChannel control(std::move(socket), config_.limits.max_frame);
@@ -282,18 +288,21 @@ asio::awaitable<control::TestRequest> Server::read_request(control::ControlChann
 
 std::shared_ptr<ServerTest> Server::admit(control::TestRequest request, const asio::ip::address& peer,
                                           const asio::ip::address& local) {
-  const spec::TestSpec& spec = request.spec;
   workloads::ServerResources resources;
   resources.served_file = served_file_ ? &*served_file_ : nullptr;
-  std::unique_ptr<workloads::TestSide> side = workloads::of(spec).server(spec, resources);
+  TestParts parts(request.spec, [&](std::size_t, const spec::TestSpec& spec) {
+    return workloads::of(spec).server(spec, resources);
+  });
   // A server that cannot run the engine asked for says so instead of accepting.
-  const bool zerocopy_sends = side->layout().reverse && spec.send_mode == spec::SendMode::zerocopy;
-  if (std::string reason = engines::unusable_reason(spec.engine, zerocopy_sends); !reason.empty())
-    throw std::runtime_error(reason);
-  check_descriptors(spec, side->layout(), workloads::Side::server,
-                    spec::worker_threads(spec.engine, spec.threads, side->layout().total()));
+  for (const TestPart& part : parts) {
+    const bool zerocopy_sends = part.layout.reverse && part.spec.send_mode == spec::SendMode::zerocopy;
+    if (std::string reason = engines::unusable_reason(part.spec.engine, zerocopy_sends); !reason.empty())
+      throw std::runtime_error(reason);
+    check_descriptors(part.spec, part.layout, workloads::Side::server, part.threads);
+  }
+  const spec::TestSpec& spec = request.spec;
   std::vector<std::uint32_t> cpus = config_.spec.cpus.empty() ? spec.cpus : config_.spec.cpus;
-  auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(side),
+  auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(parts),
                                            std::move(cpus), peer, local);
   tests_.emplace(test->id(), test);
   note_concurrency();

@@ -18,7 +18,7 @@
 #include "control/protocol.hpp"
 #include "engines/completion_latch.hpp"
 #include "report/reporter.hpp"
-#include "session/test_streams.hpp"
+#include "session/test_parts.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::session {
@@ -26,12 +26,12 @@ namespace testio::session {
 // Owner: the control thread. The acceptor attaches data connections to it by id; run() drives it.
 class ServerTest {
  public:
-  // `side` is the workload's server part for `request.spec`; `cpus` pin the workers (-A: the
+  // `parts` are the workloads' server parts for `request.spec`; `cpus` pin the workers (-A: the
   // server's own list, else the client's).
   // `peer`: the address the client's control connection came from; `local`: the one it came to
   // (where this test's UDP flows are answered from).
-  ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request,
-             std::unique_ptr<workloads::TestSide> side, std::vector<std::uint32_t> cpus,
+  ServerTest(asio::any_io_executor executor, std::uint64_t id, control::TestRequest request, TestParts parts,
+             std::vector<std::uint32_t> cpus,
              asio::ip::address peer = {}, asio::ip::address local = {});
   ~ServerTest();
 
@@ -40,7 +40,7 @@ class ServerTest {
   const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
   const asio::ip::address& peer() const noexcept { return peer_; }
   // The data connections its client opens: at once before the start, or one per slot at a time.
-  std::uint32_t data_connections() const noexcept { return layout_.total(); }
+  std::uint32_t data_connections() const noexcept { return parts_.connections(); }
   // When the request arrived (CLOCK_REALTIME ns), for the client's estimate of the clocks' offset.
   void note_request_arrival(std::uint64_t realtime_ns) noexcept { request_arrived_ns_ = realtime_ns; }
   void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
@@ -70,28 +70,25 @@ class ServerTest {
   asio::awaitable<void> accept(control::ControlChannel& control);
   asio::awaitable<void> gather();
   void open_streams(const std::string& peer);
+  void open_part(TestPart& part, const std::string& peer, std::string& clamp_warning);
   asio::awaitable<void> start(control::ControlChannel& control, report::Reporter& reporter);
-  asio::awaitable<control::DirectedResults> wait_for_client(control::ControlChannel& control);
+  asio::awaitable<void> wait_for_client(control::ControlChannel& control);
   asio::awaitable<void> finish_streams();
-  bool report(report::Reporter& reporter, control::DirectedResults client);
+  asio::awaitable<void> exchange_results(control::ControlChannel& control);
+  bool report(report::Reporter& reporter);
 
   asio::any_io_executor executor_;
   std::uint64_t id_;
   control::TestRequest request_;
-  std::unique_ptr<workloads::TestSide> side_;
-  workloads::DirectionLayout layout_;
-  unsigned threads_;
+  TestParts parts_;
   std::vector<std::uint32_t> cpus_;
   asio::ip::address peer_;
   asio::ip::address local_;
   std::vector<std::optional<asio::ip::udp::endpoint>> flow_peers_;  // by flow, once it said hello
   std::vector<int> flow_fds_;  // ... and its socket, owned by its stream (open until the test is over)
   Phase phase_ = Phase::gathering;
-  std::vector<std::optional<asio::ip::tcp::socket>> sockets_;  // gathered, until open_streams()
-  std::shared_ptr<engines::CompletionLatch> all_arrived_;
-  std::optional<TestStreams> streams_;
-  report::StartInfo start_;
-  control::DirectedResults mine_;
+  std::vector<std::optional<asio::ip::tcp::socket>> sockets_;  // by number, gathered until open_streams()
+  std::shared_ptr<engines::CompletionLatch> all_arrived_;      // the before-start workloads' connections
   std::uint32_t tests_beside_ = 0;
   std::uint64_t request_arrived_ns_ = 0;
   bool reported_ = false;

@@ -51,6 +51,9 @@ class TestStreams {
 
   // Client: the server's clock less this one's, as estimated; the streams made after get it.
   void set_clock_offset(std::int64_t offset_ns) noexcept { clock_offset_ns_ = offset_ns; }
+  // A composed test: the number the peer knows connection 0 by (the workloads before this one's
+  // connections); the streams made after get it.
+  void number_from(std::uint32_t first) noexcept { first_number_ = first; }
   void start() { pool_.start(); }
   void begin(const engines::TestClock& clock);
   // Ends every stream's window now, as its deadline would.
@@ -68,6 +71,7 @@ class TestStreams {
   std::optional<std::vector<std::string>> iface_stats_;
   bool rx_follow_ = false;
   std::int64_t clock_offset_ns_ = 0;
+  std::uint32_t first_number_ = 0;
   workloads::Side local_;
   std::array<std::shared_ptr<engines::CompletionLatch>, 2> done_;  // forward, reverse
   engines::WorkerPool pool_;  // last: its workers stop before the counters and latches go

@@ -139,10 +139,6 @@ void read(const json& value, const char* name, std::optional<T>& out) {
   read(value, name, out.emplace());
 }
 
-}  // namespace
-
-namespace {
-
 // Every field's value, whatever its Need; an optional field that is off is null.
 json every_field(const TestSpec& spec) {
   json values = json::object();
@@ -155,22 +151,58 @@ json every_field(const TestSpec& spec) {
   return values;
 }
 
+// The fields every workload of a composed test shares (share_test_wide()): a workload in `with`
+// leaves them out, and takes the test's.
+constexpr const char* kTestWide[] = {"duration_s", "omit_s", "interval_s", "cpus", "iface_stats"};
+
+// A workload beside the first: what differs from a spec of its own at the defaults, less the
+// test-wide fields.
+json with_json(const TestSpec& part) {
+  static const json defaults = every_field(TestSpec{});
+  json values = every_field(part);
+  for (const char* name : kTestWide) values.erase(name);
+  json entry = json::object();
+  for (auto& [name, value] : values.items())
+    if (name == "workload" || value != defaults[name]) entry[name] = std::move(value);
+  return entry;
+}
+
+// `with`: each entry read over a spec that holds the test's shared fields, which it may not change.
+std::vector<TestSpec> with_from_json(const json& list, const TestSpec& test) {
+  if (!list.is_array() || list.size() >= kMaxWorkloads)
+    throw SpecError("field \"with\" must be a list of at most " + std::to_string(kMaxWorkloads - 1) + " workloads");
+  std::vector<TestSpec> workloads;
+  for (const json& entry : list) {
+    const std::string which = "workload " + std::to_string(workloads.size() + 2) + " of \"with\"";
+    if (entry.is_object() && entry.contains("with")) throw SpecError(which + " lists workloads of its own");
+    TestSpec defaults;
+    share_test_wide(test, defaults);
+    workloads.push_back(spec_from_json(entry, Presence::any, std::move(defaults)));
+    if (!shares_test_wide(test, workloads.back()))
+      throw SpecError(which + " sets the window, intervals, omit, -A or --iface-stats: they are the test's");
+  }
+  return workloads;
+}
+
 }  // namespace
 
 json to_json(const TestSpec& spec, Form form) {
   static const json defaults = every_field(TestSpec{});
   json values = every_field(spec);
+  json message = json::object();
   if (form == Form::report) {
     values.erase("iface_stats");  // null when off: a report leaves it out, as a request does
     if (spec.iface_stats) values["iface_stats"] = *spec.iface_stats;
-    return values;
+    message = std::move(values);
+  } else {
+    fields(spec, [&](const char* name, const auto&, Need need) {
+      if (need == Need::unless_default && values[name] == defaults[name]) return;
+      if (need == Need::with_direction && spec.direction == Direction::forward) return;
+      message[name] = std::move(values[name]);
+    });
   }
-  json message = json::object();
-  fields(spec, [&](const char* name, const auto&, Need need) {
-    if (need == Need::unless_default && values[name] == defaults[name]) return;
-    if (need == Need::with_direction && spec.direction == Direction::forward) return;
-    message[name] = std::move(values[name]);
-  });
+  // Only a composed test says "with": a spec of one workload reads as it always has.
+  for (const TestSpec& part : spec.with) message["with"].push_back(with_json(part));
   return message;
 }
 
@@ -185,6 +217,7 @@ TestSpec spec_from_json(const json& message, Presence presence, TestSpec default
     }
     read(*found, name, member);
   });
+  if (auto with = message.find("with"); with != message.end()) spec.with = with_from_json(*with, spec);
   return spec;
 }
 

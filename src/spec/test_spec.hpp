@@ -121,6 +121,10 @@ struct TestSpec {
   RrSpec rr;
   TransfersSpec transfers;
   UdpSpec udp;
+  // A composed test: the workloads that run beside this one in the same window, each with its own
+  // connections, direction, settings and section of the report. Each is a whole spec of one
+  // workload (its own `with` empty) whose test-wide fields are this one's (share_test_wide()).
+  std::vector<TestSpec> with;
 
   // A timed test ends at its window; a counted one (-n, --num, --transfers) when its count is done.
   bool timed() const noexcept { return duration_s > 0; }
@@ -135,6 +139,23 @@ struct TestSpec {
   }
   bool operator==(const TestSpec&) const = default;
 };
+
+// The most workloads one test runs side by side.
+inline constexpr std::size_t kMaxWorkloads = 8;
+
+// The fields every workload of a composed test shares: the window (-t, -O), the intervals, -A and
+// --iface-stats. Copies them from `test` to `part`.
+void share_test_wide(const TestSpec& test, TestSpec& part);
+bool shares_test_wide(const TestSpec& test, const TestSpec& part) noexcept;
+// The test's workloads one by one, each a spec of its own: `test` without its `with`, then each of
+// its `with`.
+std::vector<TestSpec> workloads_of(const TestSpec& test);
+// The inverse: one spec holding the others as its `with`.
+TestSpec composed(std::vector<TestSpec> workloads);
+// What a composed test keeps beyond each workload's own rules: at most kMaxWorkloads, none nested,
+// every one timed over the test's own window, their connections together within the cap. Throws
+// SpecError.
+void check_composition(const TestSpec& test, const Limits& limits);
 
 // A spec that breaks a rule or cannot be read: one sentence fit to show the user. The client
 // turns it into a usage error (exit 2), the server into a refusal of the request.

@@ -39,9 +39,19 @@ const Workload& of(const spec::TestSpec& spec) {
 }
 
 void check(const spec::TestSpec& spec, const spec::Limits& limits) {
-  const Workload& workload = of(spec);
-  spec::check_common(spec, limits);
-  workload.check(spec, limits);
+  spec::check_composition(spec, limits);
+  const std::vector<spec::TestSpec> parts = spec::workloads_of(spec);
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    try {
+      const Workload& workload = of(parts[k]);
+      spec::check_common(parts[k], limits);
+      workload.check(parts[k], limits);
+    } catch (const spec::SpecError& error) {
+      if (parts.size() == 1) throw;
+      throw spec::SpecError("workload " + std::to_string(k + 1) + " (" + util::printable(parts[k].workload) +
+                            "): " + error.what());
+    }
+  }
 }
 
 }  // namespace testio::workloads

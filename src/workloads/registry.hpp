@@ -12,11 +12,12 @@ namespace testio::workloads {
 // Null when no workload has that name.
 const Workload* find(std::string_view name) noexcept;
 
-// Every rule a test keeps: spec::check_common() and its workload's own. The client calls it before
+// Every rule a test keeps: spec::check_composition() and, for each of its workloads,
+// spec::check_common() and the workload's own. The client calls it before
 // it connects, the server on each request. Throws spec::SpecError with one sentence.
 void check(const spec::TestSpec& spec, const spec::Limits& limits);
 
-// The workload a checked spec names.
+// The workload a checked spec names (a composed test's first; workloads_of() gives the others).
 const Workload& of(const spec::TestSpec& spec);
 
 }  // namespace testio::workloads

@@ -27,6 +27,8 @@ namespace testio::workloads {
 // Where one stream runs and what it writes to, as the lifecycle hands it over.
 struct StreamPlace {
   std::uint32_t index = 0;          // the connection (or transfer slot), 0 .. layout().total() - 1
+  std::uint32_t number = 0;         // ... as the peer numbers it: a composed test numbers its
+                                    // workloads' connections in a row (a UDP flow's hello names it)
   engines::Worker& worker;          // the stream runs on this worker's thread
   unsigned workers = 1;             // how many workers this side's streams share
   stats::StreamCounters& counters;  // written by the stream, on its worker only

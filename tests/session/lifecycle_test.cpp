@@ -235,12 +235,17 @@ TEST(Lifecycles, TransfersLargerThanTheServedFileAreRefused) {
   std::remove(path.c_str());
 }
 
+// The server's parts of a test, as Server::admit() makes them.
+TestParts server_parts(const spec::TestSpec& spec) {
+  return TestParts(spec, [](std::size_t, const spec::TestSpec& part) { return workloads::of(part).server(part, {}); });
+}
+
 // What a test takes while it gathers its connections, and once it runs.
 TEST(ServerTestSteps, AttachTakesEachConnectionOnceAndOnlyWhileGathering) {
   asio::io_context io;
   spec::TestSpec spec = timed(2);
   control::TestRequest request{spec, 1, "test", ""};
-  ServerTest test(io.get_executor(), 42, request, workloads::of(spec).server(spec, {}), {});
+  ServerTest test(io.get_executor(), 42, request, server_parts(spec), {});
   auto connection = [&] { return testing::loopback_pair(io).second; };
   EXPECT_EQ(test.attach(0, connection()), "");
   EXPECT_EQ(test.attach(0, connection()), "stream 0 arrived twice");
@@ -248,8 +253,7 @@ TEST(ServerTestSteps, AttachTakesEachConnectionOnceAndOnlyWhileGathering) {
   spec.workload = "transfers";
   spec.duration_s = 0;
   spec.transfers = {5, 10, false};
-  ServerTest transfers(io.get_executor(), 43, control::TestRequest{spec, 1, "test", ""},
-                       workloads::of(spec).server(spec, {}), {});
+  ServerTest transfers(io.get_executor(), 43, control::TestRequest{spec, 1, "test", ""}, server_parts(spec), {});
   EXPECT_EQ(transfers.attach(0, connection()), "the transfers have not started (or have ended)");
 }
 
@@ -273,7 +277,7 @@ TEST(Reports, EachDirectionPutsTheSendersFiguresBesideTheReceivers) {
   EXPECT_FALSE(report.bidir_reverse->start.local_is_sender);
   EXPECT_EQ(report.bidir_reverse->sender.totals[0].bytes, 201u);  // the server sent the reverse
   EXPECT_EQ(report.bidir_reverse->mismatched_streams, std::vector<std::uint32_t>{0});
-  EXPECT_EQ(report.other_direction_bytes, 201u);
+  EXPECT_EQ(report.other_bytes, 201u);
   report::TestReport server_view = side_by_side(start, layout, workloads::Side::server, theirs, mine);
   EXPECT_FALSE(server_view.start.local_is_sender);
   EXPECT_EQ(server_view.sender.totals[0].bytes, 100u);

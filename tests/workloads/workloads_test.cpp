@@ -62,7 +62,7 @@ class SidesAgainstEachOther {
   void add(TestSide& side, engines::WorkerPool& pool, std::uint32_t i, stats::StreamCounters& counters,
            std::string* digest, asio::ip::tcp::socket socket) {
     engines::Worker& worker = pool.worker_for_stream(i);
-    StreamPlace place{i, worker, pool.size(), counters, digest, {}, {}, {}};
+    StreamPlace place{i, i, worker, pool.size(), counters, digest, {}, {}, {}};
     worker.add_stream(side.make_stream(std::move(place), testing::moved_to(worker.context(), std::move(socket))));
   }
 

@@ -80,7 +80,7 @@ class UdpSide final : public TestSide {
     settings.rate_bps = spec_.rate_bps;
     settings.quota = stats::share_of_total(spec_.total_bytes, layout_.count(forward), layout_.index_in_direction(place.index));
     settings.test_id = place.test_id;
-    settings.stream = place.index;
+    settings.stream = place.number;
     settings.wire = wire_;
     settings.clock_offset_ns = side_ == Side::client ? place.clock_offset_ns : 0;
     return settings;
