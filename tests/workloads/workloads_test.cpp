@@ -164,6 +164,23 @@ TEST(Registry, EveryWorkloadByItsNameAndItsOwnRules) {
   EXPECT_NE(broken_rule(spec).find("-O"), std::string::npos);
 }
 
+// A composed test keeps every workload's own rules, each refusal naming which workload broke it.
+TEST(Registry, EachWorkloadOfACompositionKeepsItsOwnRules) {
+  spec::TestSpec spec;
+  spec::TestSpec probe;
+  probe.workload = "rr";
+  spec.with.push_back(probe);
+  EXPECT_EQ(broken_rule(spec), "");
+  spec.with[0].direction = spec::Direction::reverse;
+  EXPECT_EQ(broken_rule(spec).rfind("workload 2 (rr): ", 0), 0u) << broken_rule(spec);
+  spec.with[0] = probe;
+  spec.with[0].workload = "nope";
+  EXPECT_EQ(broken_rule(spec), "workload 2 (nope): workload \"nope\" is not supported");
+  spec.with[0] = probe;
+  spec.connections = 0;
+  EXPECT_EQ(broken_rule(spec).rfind("workload 1 (stream): ", 0), 0u) << broken_rule(spec);
+}
+
 TEST(Layouts, WhoSendsOnEachConnection) {
   DirectionLayout bidir = DirectionLayout::of(spec::Direction::bidir, 3);
   EXPECT_EQ(bidir.total(), 6u);
