@@ -133,6 +133,38 @@ json testio_start_json(const StartInfo& start) {
           {"spec", spec::to_json(spec, spec::Form::report)}};
 }
 
+// testio's own part of the end: each side's figures beyond iperf3's, the checks, the workloads'
+// parts and the other side's intervals.
+json testio_end_json(const TestReport& report, const std::vector<stats::StreamFigures>& sent,
+                     const std::vector<stats::StreamFigures>& received, std::uint64_t moved) {
+  json extra = json::object();
+  if (report.sender.present) {
+    extra["sender"] = side_extra(report.sender, sent, moved);
+    add_host_json(extra["sender"], report.sender, report.start.connections());
+    if (!report.start.spread_asked.empty() && report.start.local_is_sender && report.start.from_client)
+      extra["sender"]["spread"] = spread_json(report.start, report.sender);
+  }
+  if (report.receiver.present) {
+    extra["receiver"] = side_extra(report.receiver, received, moved);
+    add_host_json(extra["receiver"], report.receiver, report.start.connections());
+  }
+  extra["byte_counts_match"] = report.mismatched_streams.empty() && !report.incomplete;
+  extra["incomplete"] = report.incomplete;
+  if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
+  extra["tests_beside"] = report.tests_beside;
+  if (report.rr.present) extra["rr"] = rr_json(report.rr);
+  if (report.transfers.present) extra["transfers"] = transfers_json(report.transfers);
+  if (!report.digests.hash.empty()) extra["digests"] = digests_json(report.digests);
+  extra["mismatched_streams"] = report.mismatched_streams;
+  // The other side's intervals, as it measured them (the local side's are in "intervals").
+  json remote_intervals = json::array();
+  std::vector<std::uint32_t> retransmit_state;
+  for (const stats::IntervalRecord& record : report.remote().intervals)
+    remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state, report.udp.present));
+  extra["remote_intervals"] = std::move(remote_intervals);
+  return extra;
+}
+
 }  // namespace
 
 json start_json(const StartInfo& start) {
@@ -266,31 +298,7 @@ json end_json(const TestReport& report) {
   stats::CpuUsage local = stats::cpu_usage(report.local().cpu, report.local().wall_s, moved);
   stats::CpuUsage remote = stats::cpu_usage(report.remote().cpu, report.remote().wall_s, moved);
 
-  json extra = json::object();
-  if (report.sender.present) {
-    extra["sender"] = side_extra(report.sender, sent, moved);
-    add_host_json(extra["sender"], report.sender, report.start.connections());
-    if (!report.start.spread_asked.empty() && report.start.local_is_sender && report.start.from_client)
-      extra["sender"]["spread"] = spread_json(report.start, report.sender);
-  }
-  if (report.receiver.present) {
-    extra["receiver"] = side_extra(report.receiver, received, moved);
-    add_host_json(extra["receiver"], report.receiver, report.start.connections());
-  }
-  extra["byte_counts_match"] = report.mismatched_streams.empty() && !report.incomplete;
-  extra["incomplete"] = report.incomplete;
-  if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
-  extra["tests_beside"] = report.tests_beside;
-  if (report.rr.present) extra["rr"] = rr_json(report.rr);
-  if (report.transfers.present) extra["transfers"] = transfers_json(report.transfers);
-  if (!report.digests.hash.empty()) extra["digests"] = digests_json(report.digests);
-  extra["mismatched_streams"] = report.mismatched_streams;
-  // The other side's intervals, as it measured them (the local side's are in "intervals").
-  json remote_intervals = json::array();
-  std::vector<std::uint32_t> retransmit_state;
-  for (const stats::IntervalRecord& record : report.remote().intervals)
-    remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state, report.udp.present));
-  extra["remote_intervals"] = std::move(remote_intervals);
+  json extra = testio_end_json(report, sent, received, moved);
 
   json end = {{"streams", std::move(streams)},
           {"sum_sent", std::move(sum_sent)},
