@@ -25,7 +25,9 @@ void parse_every_way(const nlohmann::json& message, const testio::spec::Limits& 
     // The request's frame, then the rules every workload shares, as a server applies them.
     TestRequest request = parse_test_request(message);
     try {
-      testio::spec::check_common(request.spec, limits);
+      testio::spec::check_composition(request.spec, limits);
+      for (const testio::spec::TestSpec& workload : testio::spec::workloads_of(request.spec))
+        testio::spec::check_common(workload, limits);
     } catch (const testio::spec::SpecError&) {
     }
   });

@@ -2,10 +2,13 @@
 """Composed tests between testio peers on 127.0.0.1: a --config profile whose spec lists workloads
 "with" the first, run side by side in one window. Each workload's counts are exact on both sides
 and sit in their own section of one report; a report runs the same test again as a profile; bad
-compositions are refused in one sentence; a peer of another protocol version hears both numbers.
+compositions are refused in one sentence; a SIGINT ends every workload with its counts kept; a
+peer of another protocol version hears both numbers.
 Usage: composed_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted."""
 import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 
@@ -104,6 +107,32 @@ def a_udp_flow_beside_a_bulk_stream_is_numbered_after_it():
     for stream in udp["streams"]:  # each flow's books close: sent = received + lost
         sent, got = stream["sender"]["testio"]["udp"], stream["receiver"]["testio"]["udp"]
         check(sent["datagrams"] == got["datagrams"] + got["lost"], f"a UDP flow's books: {sent} vs {got}")
+
+
+@test
+def sigint_ends_every_workload_and_keeps_their_counts():
+    path = profile({**LOAD_WITH_PROBE, "connections": 2, "duration_s": 60})
+    try:
+        with Server() as server:
+            process = harness.start_client(server, "--config", path, "--json")
+            harness.wait_for_data(server.port, 3)
+            process.send_signal(signal.SIGINT)
+            try:
+                out, err = process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                raise harness.Failure("the client did not end within 30 s of SIGINT")
+            check(process.returncode == 1, f"exit {process.returncode} after SIGINT: {err}")
+            document = valid(json.loads(out))
+            for what, (_, end) in zip(("load", "probe"), sections(document)):
+                check("SIGINT" in end["testio"].get("ended_because", ""), f"{what}: ended_because")
+                check(end["sum_sent"]["bytes"] == end["sum_received"]["bytes"] > 0,
+                      f"{what}: sent {end['sum_sent']['bytes']}, received {end['sum_received']['bytes']}")
+            # The server is ready for the next composed test at once.
+            again = valid(json.loads(client(server, "--config", path, "-t", "1", "--json").stdout))
+            check_exact(sections(again)[1][1], 1, "the probe after SIGINT")
+    finally:
+        os.remove(path)
 
 
 @test
