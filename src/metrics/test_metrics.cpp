@@ -81,21 +81,22 @@ void add_latency(Exposition& out, const char* name, const char* help, const stat
               latency.mean_ns * kNanosecond * static_cast<double>(latency.count), static_cast<double>(latency.count));
 }
 
-void add_transfers(Exposition& out, const report::TransfersSummary& transfers) {
-  out.family("testio_transfers", G::gauge, "Transfers that completed and that failed");
-  out.sample(static_cast<double>(transfers.completed), {{"result", "completed"}});
-  out.sample(static_cast<double>(transfers.failed), {{"result", "failed"}});
-  out.single("testio_transfers_per_second", G::gauge, "Completed transfers per second", transfers.transfers_per_second);
-  add_latency(out, "testio_transfer_duration_seconds", "Connect (or request) to last byte, per transfer",
-              transfers.transfer);
-  add_latency(out, "testio_transfer_connect_seconds", "The kernel's handshake round trip, per connection opened",
-              transfers.connect);
-  if (!transfers.http) return;
-  add_latency(out, "testio_http_first_byte_seconds", "Request sent to the answer's first byte", transfers.first_byte);
-  out.family("testio_http_responses", G::gauge, "Answers by HTTP status code");
-  for (const auto& [code, count] : transfers.statuses)
-    out.sample(static_cast<double>(count), {{"code", std::to_string(code)}});
-}
+// A workload's section writes its metrics through this, into the exposition.
+class ExpositionSink final : public report::MetricSink {
+ public:
+  explicit ExpositionSink(Exposition& out) : out_(out) {}
+  void gauge(const std::string& name, const std::string& help,
+             const std::vector<std::pair<report::MetricLabels, double>>& samples) override {
+    out_.family(name, G::gauge, help);
+    for (const auto& [labels, value] : samples) out_.sample(value, labels);
+  }
+  void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) override {
+    add_latency(out_, name.c_str(), help.c_str(), latency);
+  }
+
+ private:
+  Exposition& out_;
+};
 
 }  // namespace
 
@@ -113,22 +114,16 @@ void add_test_metrics(Exposition& out, const TestReport& report) {
   out.single("testio_test_duration_seconds", G::gauge, "The test's length on this side's clock", report.local().wall_s);
   out.single("testio_test_connections", G::gauge, "Data connections (or UDP flows) per direction",
              static_cast<double>(report.start.connections()));
-  if (report.transfers.present) {
-    // Downloads: the server sent, the client counted.
-    out.single("testio_goodput_bytes_per_second", G::gauge, "Goodput the receiver counted over the test",
-               report.transfers.bits_per_second / 8, {{"direction", "reverse"}});
-    add_transfers(out, report.transfers);
-    return;
+  bool own_goodput = false;  // downloads: the streams' figures say little, the section says it all
+  for (const auto& section : report.sections) own_goodput = own_goodput || section->has_own_goodput();
+  if (!own_goodput) {
+    std::vector<const TestReport*> reports{&report};
+    if (report.bidir_reverse) reports.push_back(report.bidir_reverse.get());
+    add_directions(out, reports);
+    add_cpu(out, report);
   }
-  std::vector<const TestReport*> reports{&report};
-  if (report.bidir_reverse) reports.push_back(report.bidir_reverse.get());
-  add_directions(out, reports);
-  add_cpu(out, report);
-  if (report.rr.present) {
-    add_latency(out, "testio_rr_latency_seconds", "Round trip of one request and its response", report.rr.latency);
-    out.single("testio_rr_transactions_per_second", G::gauge, "Requests answered per second",
-               report.rr.messages_per_second);
-  }
+  ExpositionSink sink(out);
+  for (const auto& section : report.sections) section->metrics(sink);
 }
 
 void add_up(Exposition& out, bool up, const std::string& reason) {
@@ -139,9 +134,8 @@ void add_up(Exposition& out, bool up, const std::string& reason) {
 
 std::string failure_in(const TestReport& report) {
   if (!report.ended_because.empty()) return report.ended_because;
-  if (report.transfers.failed)
-    return std::to_string(report.transfers.failed) + " of " + std::to_string(report.transfers.requested) +
-           " transfers failed" + (report.transfers.first_error.empty() ? "" : "; the first: " + report.transfers.first_error);
+  for (const auto& section : report.sections)
+    if (std::string failure = section->failure(); !failure.empty()) return failure;
   if (!report.mismatched_streams.empty())
     return std::to_string(report.mismatched_streams.size()) + " streams' byte counts differ between the sides";
   if (!report.digests.hash.empty() && !report.digests.matches()) return "the digests differ";

@@ -8,8 +8,7 @@
 
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
-#include "report/rr_report.hpp"
-#include "report/transfers_report.hpp"
+#include "report/digests_report.hpp"
 #include "report/udp_report.hpp"
 #include "report/text_reporter.hpp"
 #include "util/units.hpp"
@@ -152,8 +151,7 @@ json testio_end_json(const TestReport& report, const std::vector<stats::StreamFi
   extra["incomplete"] = report.incomplete;
   if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
   extra["tests_beside"] = report.tests_beside;
-  if (report.rr.present) extra["rr"] = rr_json(report.rr);
-  if (report.transfers.present) extra["transfers"] = transfers_json(report.transfers);
+  for (const auto& section : report.sections) extra[section->key()] = section->json();
   if (!report.digests.hash.empty()) extra["digests"] = digests_json(report.digests);
   extra["mismatched_streams"] = report.mismatched_streams;
   // The other side's intervals, as it measured them (the local side's are in "intervals").

@@ -10,6 +10,7 @@
 
 #include "net/flow_path.hpp"
 #include "net/udp_counters.hpp"
+#include "report/section.hpp"
 #include "spec/test_spec.hpp"
 #include "stats/histogram.hpp"
 #include "stats/core_spread.hpp"
@@ -80,44 +81,6 @@ struct SideReport {
   std::vector<int> worker_cpus;         // --rx-affinity follow: per stream, its worker's CPU; -1 none
 };
 
-// Request/response results: messages completed and their round-trip latency distribution.
-struct RrSummary {
-  bool present = false;
-  std::uint64_t message_size = 0;
-  std::uint32_t depth = 1;
-  std::uint64_t messages = 0;
-  double seconds = 0;
-  double messages_per_second = 0;
-  stats::LatencySummary latency;
-};
-
-// --transfers results, as the client saw them: how many, how fast, and how long each took.
-struct TransfersSummary {
-  bool present = false;
-  std::uint64_t requested = 0;
-  std::uint64_t completed = 0;
-  std::uint64_t failed = 0;
-  std::uint64_t size = 0;
-  std::uint32_t concurrency = 0;
-  bool reuse = false;
-  std::string saved_to;                 // --save directory; empty when discarded
-  std::uint64_t partial_files_removed = 0;
-  double seconds = 0;                   // from the start to the last transfer's end
-  double transfers_per_second = 0;
-  double bits_per_second = 0;           // completed transfers' bytes over `seconds`
-  stats::LatencySummary connect;        // the kernel's handshake RTT, per connection opened
-  stats::LatencySummary connect_seen;   // connect() to the client noticing it: connect plus its own queueing
-  stats::LatencySummary transfer;       // connect (or request) to the last byte, per transfer
-  std::string first_error;
-  // HTTP downloads (-c URL): what HTTP adds. `size` is then the mean body of a completed transfer.
-  bool http = false;
-  std::string url;                      // the URL as given (with {i}), or "N URLs" (--urls)
-  std::uint64_t bytes = 0;              // the completed transfers' bodies
-  stats::LatencySummary first_byte;     // the request sent to the answer's first byte, as seen
-  stats::LatencySummary loop_turn;      // one turn of a worker's loop: the most an event waited there
-  std::vector<std::pair<long, std::uint64_t>> statuses;  // HTTP status and how many answers had it
-};
-
 // -u: what the flows were asked to do and how this side ran them; each direction's datagram
 // figures are in its streams' totals (StreamFigures::udp).
 struct UdpSummary {
@@ -145,8 +108,8 @@ struct TestReport {
   // Streams whose sender and receiver totals differ; each is a lost or invented byte.
   std::vector<std::uint32_t> mismatched_streams;
   std::uint32_t tests_beside = 0;   // the most other tests the server ran at the same time
-  RrSummary rr;
-  TransfersSummary transfers;
+  // Each workload's own part (request/response latencies, transfer tallies), told by itself.
+  std::vector<std::shared_ptr<const Section>> sections;
   UdpSummary udp;
   DigestCheck digests;                  // present when digests.hash is set
   // Set when the test ended early (the peer vanished, a signal): the figures cover the time run.
@@ -164,6 +127,13 @@ struct TestReport {
   std::uint64_t other_bytes = 0;
 
   const SideReport& local() const noexcept { return start.local_is_sender ? sender : receiver; }
+  // The section of type T, for the workload that made it; null when there is none.
+  template <typename T>
+  const T* section() const noexcept {
+    for (const std::shared_ptr<const Section>& each : sections)
+      if (const T* found = dynamic_cast<const T*>(each.get())) return found;
+    return nullptr;
+  }
   const SideReport& remote() const noexcept { return start.local_is_sender ? receiver : sender; }
 };
 

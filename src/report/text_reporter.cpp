@@ -7,9 +7,8 @@
 
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
-#include "report/rr_report.hpp"
+#include "report/digests_report.hpp"
 #include "report/udp_report.hpp"
-#include "report/transfers_report.hpp"
 #include "report/format.hpp"
 #include "util/units.hpp"
 
@@ -237,9 +236,8 @@ std::string outcome_lines(const TestReport& report, char unit) {
   for (std::uint32_t stream : report.mismatched_streams)
     lines += "connection " + std::to_string(stream + 1) + ": sender and receiver byte counts differ\n";
   lines += zero_copy_text(report);
-  if (report.rr.present) lines += rr_text(report.rr);
+  for (const auto& section : report.sections) lines += section->text(unit);
   if (report.udp.present) lines += udp_text(report);
-  if (report.transfers.present) lines += transfers_text(report.transfers, unit);
   if (!report.digests.hash.empty()) lines += digests_text(report.digests);
   if (report.tests_beside)
     lines += "the server ran up to " + std::to_string(report.tests_beside) + " other test" +

@@ -4,7 +4,6 @@
 #include <sys/socket.h>
 
 #include "report/raw_report.hpp"
-#include "report/rr_report.hpp"
 #include "session/client_peer.hpp"
 #include "session/connect.hpp"
 #include "session/test_start.hpp"
@@ -30,10 +29,8 @@ class PlainLineReporter : public report::Reporter {
 };
 
 void PlainLineReporter::end(const report::TestReport& report) {
-  if (report.rr.present) {
-    report::print_rr(out_, report.rr, report.start.peer, config_.output);
-    return;
-  }
+  for (const auto& section : report.sections)
+    if (section->print_alone(out_, report.start.peer, config_.output)) return;
   report::RawTransfer transfer;
   transfer.role = "sent";
   transfer.peer = report.start.peer;

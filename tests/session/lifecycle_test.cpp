@@ -19,6 +19,8 @@
 #include "session/directions.hpp"
 #include "session/server.hpp"
 #include "workloads/registry.hpp"
+#include "workloads/rr/rr_section.hpp"
+#include "workloads/transfers/transfers_section.hpp"
 
 namespace testio::session {
 namespace {
@@ -158,7 +160,9 @@ TEST(Lifecycles, RequestResponseCountsEveryMessage) {
   spec.rr = {256, 1, 50};
   ASSERT_EQ(run_client(client_of(server, spec), client, std::cout), 0);
   report::TestReport report = client.report();
-  EXPECT_EQ(report.rr.messages, 150u);
+  const auto* rr = report.section<workloads::rr::RrSection>();
+  ASSERT_NE(rr, nullptr);
+  EXPECT_EQ(rr->summary().messages, 150u);
   expect_counts_match(report);
   ASSERT_TRUE(eventually([&] { return server.reporter().ended(); }));
   EXPECT_EQ(server.reporter().report().start.spec.rr.messages, 50u);
@@ -174,7 +178,9 @@ TEST(Lifecycles, TransfersOpenTheirOwnConnectionsAndTheServerRoutesThem) {
   spec.transfers = {20, 10000, false};
   ASSERT_EQ(run_client(client_of(server, spec), client, std::cout), 0);
   report::TestReport report = client.report();
-  EXPECT_EQ(report.transfers.completed, 20u);
+  const auto* transfers = report.section<workloads::transfers::TransfersSection>();
+  ASSERT_NE(transfers, nullptr);
+  EXPECT_EQ(transfers->summary().completed, 20u);
   EXPECT_FALSE(report.start.local_is_sender);  // the server sends
   std::uint64_t received = 0;
   for (const stats::StreamFigures& slot : report.receiver.totals) received += slot.bytes;

@@ -11,6 +11,7 @@
 #include "workloads/bulk/bulk.hpp"
 #include "workloads/registry.hpp"
 #include "workloads/rr/rr.hpp"
+#include "workloads/rr/rr_section.hpp"
 
 namespace testio::workloads {
 namespace {
@@ -126,9 +127,11 @@ TEST(Rr, TheServerEchoesEveryMessage) {
   report::TestReport report;
   report.sender.wall_s = 1;
   client->add_to_report(report);
-  EXPECT_TRUE(report.rr.present);
-  EXPECT_EQ(report.rr.messages, 80u);
-  EXPECT_EQ(report.rr.message_size, 512u);
+  const auto* rr = report.section<rr::RrSection>();
+  ASSERT_NE(rr, nullptr);
+  EXPECT_EQ(rr->summary().messages, 80u);
+  EXPECT_EQ(rr->summary().message_size, 512u);
+  EXPECT_EQ(rr->key(), "rr");
 }
 
 std::string broken_rule(const spec::TestSpec& spec) {

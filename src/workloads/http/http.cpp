@@ -8,6 +8,7 @@
 #include "util/units.hpp"
 #include "workloads/http/http_plan.hpp"
 #include "workloads/http/http_streams.hpp"
+#include "workloads/transfers/transfers_section.hpp"
 
 namespace testio::workloads::http {
 namespace {
@@ -20,10 +21,9 @@ void init_curl_once() {
   });
 }
 
-report::TransfersSummary summarize(const HttpPlan& plan, const std::vector<std::unique_ptr<HttpTally>>& tallies,
-                                   std::uint32_t slots, double seconds) {
-  report::TransfersSummary summary;
-  summary.present = true;
+transfers::TransfersSummary summarize(const HttpPlan& plan, const std::vector<std::unique_ptr<HttpTally>>& tallies,
+                                      std::uint32_t slots, double seconds) {
+  transfers::TransfersSummary summary;
   summary.http = true;
   summary.url = plan.numbered || plan.urls.size() == 1 ? plan.urls.front()
                                                         : std::to_string(plan.urls.size()) + " URLs";
@@ -84,14 +84,16 @@ class DownloadSide final : public TestSide {
   }
 
   void add_to_report(report::TestReport& report) const override {
-    report.transfers = summarize(*plan_, tallies_, spec_.connections, report.local().wall_s);
-    if (report.transfers.partial_files_removed)
-      spdlog::warn("removed {} partially written files under {}", report.transfers.partial_files_removed,
-                   plan_->save_dir);
+    transfers::TransfersSummary summary = summarize(*plan_, tallies_, spec_.connections, report.local().wall_s);
+    if (summary.partial_files_removed)
+      spdlog::warn("removed {} partially written files under {}", summary.partial_files_removed, plan_->save_dir);
+    report.sections.push_back(std::make_shared<transfers::TransfersSection>(std::move(summary)));
   }
 
   std::string failure(const report::TestReport& report) const override {
-    const report::TransfersSummary& done = report.transfers;
+    const auto* section = report.section<transfers::TransfersSection>();
+    if (!section) return {};
+    const transfers::TransfersSummary& done = section->summary();
     if (done.completed == done.requested) return {};
     if (!done.failed) return std::to_string(done.completed) + " of " + std::to_string(done.requested) +
                              " transfers completed; the rest did not start";

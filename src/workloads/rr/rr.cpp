@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "report/rr_report.hpp"
+#include "workloads/rr/rr_section.hpp"
 #include "util/pattern.hpp"
 #include "util/units.hpp"
 #include "workloads/rr/rr_streams.hpp"
@@ -49,7 +49,8 @@ class RrClientSide final : public TestSide {
   void add_to_report(report::TestReport& report) const override {
     stats::LatencyHistogram all;
     for (std::uint32_t i = 0; i < spec_.connections; ++i) all.merge(latencies_[i]);
-    report.rr = report::summarize_rr(all, spec_.rr.message_size, spec_.rr.depth, report.local().wall_s);
+    report.sections.push_back(std::make_shared<RrSection>(
+        summarize_rr(all, spec_.rr.message_size, spec_.rr.depth, report.local().wall_s)));
   }
 
  private:

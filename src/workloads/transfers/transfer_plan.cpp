@@ -55,10 +55,9 @@ void check_save_directory(const config::Config& config, std::uint64_t transfers)
                              " would be overwritten; --force allows it");
 }
 
-report::TransfersSummary summarize_transfers(const TransferPlan& plan, const TransferTally* tallies, std::uint32_t slots,
-                                             double seconds) {
-  report::TransfersSummary summary;
-  summary.present = true;
+TransfersSummary summarize_transfers(const TransferPlan& plan, const TransferTally* tallies, std::uint32_t slots,
+                                     double seconds) {
+  TransfersSummary summary;
   summary.requested = plan.count;
   summary.size = plan.size;
   summary.concurrency = slots;

@@ -7,7 +7,7 @@
 #include <asio/ip/tcp.hpp>
 
 #include "config/config.hpp"
-#include "report/test_report.hpp"
+#include "workloads/transfers/transfers_section.hpp"
 #include "workloads/transfers/transfer_streams.hpp"
 
 namespace testio::workloads::transfers {
@@ -19,7 +19,7 @@ std::unique_ptr<TransferPlan> make_transfer_plan(const config::Config& config, c
 // --force, already holds a file this test would write.
 void check_save_directory(const config::Config& config, std::uint64_t transfers);
 
-report::TransfersSummary summarize_transfers(const TransferPlan& plan, const TransferTally* tallies, std::uint32_t slots,
-                                             double seconds);
+TransfersSummary summarize_transfers(const TransferPlan& plan, const TransferTally* tallies, std::uint32_t slots,
+                                     double seconds);
 
 }  // namespace testio::workloads::transfers

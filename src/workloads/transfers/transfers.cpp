@@ -41,14 +41,16 @@ class DownloadSide final : public TestSide {
 
   void add_to_report(report::TestReport& report) const override {
     if (!plan_) return;
-    report.transfers = summarize_transfers(*plan_, tallies_.get(), spec_.connections, report.local().wall_s);
-    if (report.transfers.partial_files_removed)
-      spdlog::warn("removed {} partially written files under {}", report.transfers.partial_files_removed,
-                   config_.save_dir);
+    TransfersSummary summary = summarize_transfers(*plan_, tallies_.get(), spec_.connections, report.local().wall_s);
+    if (summary.partial_files_removed)
+      spdlog::warn("removed {} partially written files under {}", summary.partial_files_removed, config_.save_dir);
+    report.sections.push_back(std::make_shared<TransfersSection>(std::move(summary)));
   }
 
   std::string failure(const report::TestReport& report) const override {
-    const report::TransfersSummary& done = report.transfers;
+    const auto* section = report.section<TransfersSection>();
+    if (!section) return {};
+    const TransfersSummary& done = section->summary();
     if (done.completed == done.requested) return {};
     return std::to_string(done.completed) + " of " + std::to_string(done.requested) + " transfers completed; " +
            (done.first_error.empty() ? "the rest did not start" : done.first_error);
