@@ -196,6 +196,7 @@ asio::awaitable<void> Iperf3Test::open_streams() {
     }
     streams_.emplace(co_await asio::this_coro::executor, std::move(flows), workloads::Side::client, spec,
                      params_.udp_counters_64bit ? workloads::udp::Wire::iperf3_64 : workloads::udp::Wire::iperf3_32);
+    streams_->describe_start(start_);
     co_await await_test_running();
     co_return;
   }
@@ -209,6 +210,7 @@ asio::awaitable<void> Iperf3Test::open_streams() {
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
   // A counted test splits -n over the streams of each direction, as iperf3 counts it per side.
   streams_.emplace(co_await asio::this_coro::executor, std::move(sockets), workloads::Side::client, spec);
+  streams_->describe_start(start_);
   co_await await_test_running();
 }
 

@@ -153,6 +153,7 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& test
   else
     made.emplace(executor, std::move(test.sockets), workloads::Side::server, spec, options);
   DataStreams& streams = *made;
+  streams.describe_start(start);
   for (const std::string& warning : streams.warnings()) spdlog::warn("{}", warning);
   LiveBytes live(test, metrics_, streams);
   co_await run_streams(control, test, params, streams, start);

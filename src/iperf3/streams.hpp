@@ -51,7 +51,8 @@ class DataStreams {
   ~DataStreams();
 
   bool udp() const noexcept { return udp_; }
-  // The workload's part of the report (UDP: its fast paths and the host's counters).
+  // The workload's part of the start and of the report (UDP: its fast paths and the host's counters).
+  void describe_start(report::StartInfo& start) const { side_->describe_start(start); }
   void add_to_report(report::TestReport& report) const { side_->add_to_report(report); }
 
   // Socket options that failed to apply, one sentence each (a warning, not a failure).

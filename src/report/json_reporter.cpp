@@ -325,7 +325,7 @@ void JsonReporter::emit(const char* event, json data) {
 
 void JsonReporter::start(const StartInfo& start) {
   local_is_sender_ = start.local_is_sender;
-  udp_ = start.spec.is("udp");
+  udp_ = start.datagrams;
   interval_s_ = start.spec.interval_s;
   last_retransmits_.assign(start.connections(), 0);
   document_ = {{"start", start_json(start)}, {"intervals", json::array()}, {"end", json::object()}};

@@ -39,6 +39,13 @@ struct StartInfo {
   unsigned client_threads = 0;
   unsigned server_threads = 0;      // 0 when the peer is plain
   bool plain_peer = false;          // --raw: the peer speaks no testio and sends no figures
+  std::string peer_protocol;        // what a peer that is not testio speaks ("plain TCP", "HTTP"); the peer says
+  // What only the workload can say, in its words (its TestSide::describe_start() fills them):
+  std::string extent;               // what ends the test ("1000 transfers of 6 MiB ..."); empty: -t or -n
+  std::string manner;               // how each connection runs ("request/response of 1 KiB, depth 1");
+                                    // empty: the bulk streams' calls, modes and engine
+  bool datagrams = false;           // the flows carry datagrams (UDP): loss and jitter instead of retransmits,
+                                    // and a sender's and receiver's counts differ by the loss
   stats::PeerClock peer_clock;      // client: how the two clocks relate (UDP's one-way delays)
   // Read back from the first data connection: what the kernel granted.
   std::uint64_t sndbuf_actual = 0;

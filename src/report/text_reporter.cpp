@@ -77,16 +77,11 @@ namespace {
 std::string test_text(const StartInfo& start) {
   const spec::TestSpec& spec = start.spec;
   std::ostringstream out;
-  if (spec.is("http"))
-    out << spec.transfers.count << " downloads on " << (spec.transfers.reuse ? "kept" : "fresh") << " connections";
-  else if (spec.is("transfers"))
-    out << spec.transfers.count << " transfers of " << util::format_size(spec.transfers.size) << " from the server on "
-        << (spec.transfers.reuse ? "kept" : "fresh") << " connections";
+  if (!start.extent.empty())
+    out << start.extent;
   else if (spec.total_bytes)
     out << util::format_bytes(spec.total_bytes) << " in total"
         << (start.hash().empty() ? "" : start.plain_peer ? " (hashed)" : " (a file, hashed)");
-  else if (spec.rr.messages && spec.is("rr"))
-    out << spec.rr.messages << " messages per connection";
   else if (spec.duration_s > 0)
     out << spec.duration_s << " s";
   else
@@ -96,8 +91,8 @@ std::string test_text(const StartInfo& start) {
   if (start.local_is_sender != start.from_client) out << ", the server sending";
   else if (start.bidir()) out << ", the client sending";
   if (start.bidir()) out << " (one way of --bidir)";
-  if (spec.is("rr")) {
-    out << ", request/response of " << util::format_size(spec.bytes_per_call()) << ", depth " << spec.rr.depth;
+  if (!start.manner.empty()) {
+    out << ", " << start.manner;
   } else {
     out << ", " << util::format_size(spec.buffer) << " per call";
     if (!start.plain_peer) out << ", recv mode " << spec::to_string(spec.recv_mode);
@@ -119,7 +114,7 @@ void TextReporter::start(const StartInfo& start) {
   per_stream_lines_ = options_.verbose || start.connections() <= 4;
   last_retransmits_.assign(start.connections(), 0);
   out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ") << start.peer
-       << (start.spec.is("http") ? " (HTTP)" : start.plain_peer ? " (plain TCP)" : "") << ", " << start.connections()
+       << (start.peer_protocol.empty() ? "" : " (" + start.peer_protocol + ")") << ", " << start.connections()
        << (start.connections() == 1 ? " connection" : " connections") << ", threads " << start.client_threads;
   if (!start.plain_peer) out_ << " client / " << start.server_threads << " server";
   out_ << ", " << test_text(start) << "\n";
@@ -136,7 +131,7 @@ void TextReporter::interval(const stats::IntervalRecord& record) {
   const char* omitted = record.omitted ? "  (omitted)" : "";
   std::uint64_t calls = 0;
   std::uint32_t retransmits = 0;
-  const bool udp = start_.spec.is("udp");
+  const bool udp = start_.datagrams;
   stats::DatagramTally datagrams;
   for (std::size_t i = 0; i < record.streams.size(); ++i) {
     const stats::StreamSample& sample = record.streams[i];

@@ -292,10 +292,10 @@ int ClientTest::report() {
   return failed ? 1 : 0;
 }
 
-// The peer `config` names: a plain TCP peer (--raw), HTTP servers (-c URL), or a testio server.
+// The peer `config` names: a plain TCP peer (--raw), HTTP servers (-c URL, --urls), or a testio server.
 std::unique_ptr<ClientPeer> peer_of(const config::Config& config, std::ostream& out) {
   if (config.raw) return plain_tcp_peer(config, out);
-  if (config.spec.is("http")) return http_peer(config);
+  if (!config.urls.empty()) return http_peer(config);
   return testio_peer(config);
 }
 

@@ -59,7 +59,10 @@ class PlainTcpPeer : public ClientPeer {
     net::check_tuning(data_tuning(spec, true, config_.mss), endpoints.front().address().is_v4() ? AF_INET : AF_INET6);
     co_return PeerPath{std::move(endpoints), std::nullopt};
   }
-  void describe_start(report::StartInfo& start) const override { start.plain_peer = true; }
+  void describe_start(report::StartInfo& start) const override {
+    start.plain_peer = true;
+    start.peer_protocol = "plain TCP";
+  }
   // Each sender waits up to 30 s for its receiver's close (engines/asio_bulk.cpp), then a little more.
   std::chrono::seconds window_grace() const override { return echo_ ? 30s : 40s; }
   std::string unfinished(const workloads::DirectionLayout&) const override {
@@ -94,6 +97,7 @@ class HttpPeer : public ClientPeer {
     start.connecting_port = 0;
     start.peer = config_.urls.size() == 1 ? config_.urls.front() : std::to_string(config_.urls.size()) + " URLs";
     start.plain_peer = true;
+    start.peer_protocol = "HTTP";
   }
   // Each transfer is bounded by --max-time; the run as a whole by the counted test's limit.
   std::chrono::seconds window_grace() const override { return 1s; }

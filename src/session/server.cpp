@@ -49,23 +49,6 @@ asio::awaitable<void> send_error(control::ControlChannel& control, const std::st
   }
 }
 
-// "8 connections reverse, 5 s" for the log line that announces a test; a composed test's other
-// workloads follow ("... with rr: 1 connections, 5 s").
-std::string describe(const spec::TestSpec& spec) {
-  if (!spec.with.empty()) {
-    std::string what = describe(spec::workloads_of(spec).front());
-    for (const spec::TestSpec& part : spec.with) what += ", with " + part.workload + ": " + describe(part);
-    return what;
-  }
-  std::string what = std::to_string(spec.connections) + " connections";
-  if (spec.direction != spec::Direction::forward) what += " " + std::string(spec::to_string(spec.direction));
-  if (spec.is("transfers"))
-    return what + ", " + std::to_string(spec.transfers.count) + " transfers of " + std::to_string(spec.transfers.size) +
-           " bytes";
-  if (spec.total_bytes) return what + ", " + std::to_string(spec.total_bytes) + " bytes";
-  return what + ", " + std::to_string(spec.duration_s) + " s";
-}
-
 }  // namespace
 
 void check_request(const spec::TestSpec& spec, const spec::Limits& limits) {
@@ -331,7 +314,7 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   try {
     control::TestRequest request = co_await read_request(control);
     const std::uint64_t arrived_ns = stats::realtime_ns();
-    spdlog::info("test from {}: {}", peer, describe(request.spec));
+    spdlog::info("test from {}: {}", peer, workloads::describe(request.spec));
     asio::error_code ignored;
     test = admit(std::move(request), control.socket().remote_endpoint(ignored).address(),
                  control.socket().local_endpoint(ignored).address());

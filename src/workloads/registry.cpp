@@ -38,6 +38,29 @@ const Workload& of(const spec::TestSpec& spec) {
   return *workload;
 }
 
+namespace {
+
+std::string describe_one(const spec::TestSpec& spec) {
+  std::string what = std::to_string(spec.connections);
+  what.append(spec.connections == 1 ? " connection" : " connections");
+  if (spec.direction != spec::Direction::forward) what.append(" ").append(spec::to_string(spec.direction));
+  const Workload* workload = find(spec.workload);
+  const std::string extent = workload ? workload->extent(spec) : std::string();
+  if (!extent.empty()) return what.append(", ").append(extent);
+  if (spec.total_bytes) return what.append(", ").append(util::format_bytes(spec.total_bytes));
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, ", %g s", spec.duration_s);
+  return what.append(seconds);
+}
+
+}  // namespace
+
+std::string describe(const spec::TestSpec& spec) {
+  std::string what = describe_one(spec::workloads_of(spec).front());
+  for (const spec::TestSpec& part : spec.with) what += ", with " + part.workload + ": " + describe_one(part);
+  return what;
+}
+
 void check(const spec::TestSpec& spec, const spec::Limits& limits) {
   spec::check_composition(spec, limits);
   const std::vector<spec::TestSpec> parts = spec::workloads_of(spec);

@@ -17,6 +17,10 @@ const Workload* find(std::string_view name) noexcept;
 // it connects, the server on each request. Throws spec::SpecError with one sentence.
 void check(const spec::TestSpec& spec, const spec::Limits& limits);
 
+// "8 connections reverse, 5 s" for a log line, in each workload's words; a composed test's other
+// workloads follow ("..., with rr: 1 connection, 5 s").
+std::string describe(const spec::TestSpec& spec);
+
 // The workload a checked spec names (a composed test's first; workloads_of() gives the others).
 const Workload& of(const spec::TestSpec& spec);
 

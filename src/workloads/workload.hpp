@@ -91,6 +91,9 @@ class Workload {
   // The server's part of an accepted request; throws std::runtime_error (one sentence, sent to the
   // client as the refusal) when this server cannot run it.
   virtual std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources& resources) const = 0;
+  // What ends its test, in a report's words ("20 transfers of 10 KiB ..."); empty when it is the
+  // window (-t) or the byte count (-n).
+  virtual std::string extent(const spec::TestSpec&) const { return {}; }
 };
 
 // For workloads that run closed loops of their own (rr, transfers): refuses every option that only

@@ -60,6 +60,12 @@ transfers::TransfersSummary summarize(const HttpPlan& plan, const std::vector<st
   return summary;
 }
 
+// What ends a test of downloads, in the report's words.
+std::string downloads_extent(const spec::TestSpec& spec) {
+  return std::to_string(spec.transfers.count) + " downloads on " + (spec.transfers.reuse ? "kept" : "fresh") +
+         " connections";
+}
+
 // One HttpSlot per slot; the slots of a worker share its CurlLoop. Owner: the lifecycle (control
 // thread); each tally is written by its worker and read once the workers stopped.
 class DownloadSide final : public TestSide {
@@ -67,6 +73,8 @@ class DownloadSide final : public TestSide {
   DownloadSide(const config::Config& config, const spec::TestSpec& spec) : spec_(spec), plan_(make_http_plan(config)) {
     init_curl_once();
   }
+
+  void describe_start(report::StartInfo& start) const override { start.extent = downloads_extent(spec_); }
 
   DirectionLayout layout() const override { return {spec_.connections, 0, /*client_sends_forward=*/false}; }
   Connections connections() const override { return Connections::during_test; }
@@ -113,6 +121,7 @@ class Http final : public Workload {
     check_download_count(spec, limits);
   }
 
+  std::string extent(const spec::TestSpec& spec) const override { return downloads_extent(spec); }
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
     return std::make_unique<DownloadSide>(config, spec);
   }

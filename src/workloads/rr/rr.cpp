@@ -27,6 +27,17 @@ const engines::BlockingSignals* blocking_if_alone(const StreamPlace& place, std:
   return connections <= place.workers ? &place.worker.signals() : nullptr;
 }
 
+// What ends a request/response test (empty: -t), and how each connection runs, in the report's words.
+std::string rr_extent(const spec::TestSpec& spec) {
+  return spec.rr.messages ? std::to_string(spec.rr.messages) + " messages per connection" : "";
+}
+
+void describe_rr(const spec::TestSpec& spec, report::StartInfo& start) {
+  start.extent = rr_extent(spec);
+  start.manner = "request/response of " + util::format_size(spec.rr.message_size) + ", depth " +
+                 std::to_string(spec.rr.depth);
+}
+
 // Owner: the lifecycle (control thread); each histogram is written by its connection's worker
 // and merged once the workers have stopped.
 class RrClientSide final : public TestSide {
@@ -35,6 +46,7 @@ class RrClientSide final : public TestSide {
       : spec_(spec), latencies_(std::make_unique<stats::LatencyHistogram[]>(spec.connections)) {}
 
   DirectionLayout layout() const override { return {spec_.connections, 0}; }
+  void describe_start(report::StartInfo& start) const override { describe_rr(spec_, start); }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
     if (payloads_.size() <= place.worker.index()) payloads_.resize(place.worker.index() + 1);
@@ -62,9 +74,10 @@ class RrClientSide final : public TestSide {
 class EchoSide final : public TestSide {
  public:
   explicit EchoSide(const spec::TestSpec& spec)
-      : connections_(spec.connections), buffer_size_(echo_buffer_size(spec.rr)) {}
+      : spec_(spec), connections_(spec.connections), buffer_size_(echo_buffer_size(spec.rr)) {}
 
   DirectionLayout layout() const override { return {connections_, 0}; }
+  void describe_start(report::StartInfo& start) const override { describe_rr(spec_, start); }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
     return std::make_unique<TcpEcho>(std::move(*socket), place.counters, buffer_size_, std::move(place.done),
@@ -72,6 +85,7 @@ class EchoSide final : public TestSide {
   }
 
  private:
+  spec::TestSpec spec_;
   std::uint32_t connections_;
   std::size_t buffer_size_;
 };
@@ -88,6 +102,7 @@ class Rr final : public Workload {
     if (spec.total_bytes) refuse("-n counts bytes of a bulk test; --rr counts messages with --num");
     check_no_bulk_options(spec);
   }
+  std::string extent(const spec::TestSpec& spec) const override { return rr_extent(spec); }
 
   std::unique_ptr<TestSide> client(const config::Config&, spec::TestSpec& spec) const override {
     return client_side(spec);

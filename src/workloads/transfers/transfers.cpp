@@ -21,6 +21,12 @@ DirectionLayout slots_of(const spec::TestSpec& spec) { return {spec.connections,
 
 // One TransferClient per slot, taking transfer numbers from the plan they share. Owner: the
 // lifecycle (control thread); each tally is written by its slot's worker and read once they stopped.
+// What ends a test of transfers, in the report's words.
+std::string transfers_extent(const spec::TestSpec& spec) {
+  return std::to_string(spec.transfers.count) + " transfers of " + util::format_size(spec.transfers.size) +
+         " from the server on " + (spec.transfers.reuse ? "kept" : "fresh") + " connections";
+}
+
 class DownloadSide final : public TestSide {
  public:
   DownloadSide(const config::Config& config, const spec::TestSpec& spec)
@@ -31,6 +37,7 @@ class DownloadSide final : public TestSide {
   DirectionLayout layout() const override { return slots_of(spec_); }
   Connections connections() const override { return Connections::during_test; }
   const char* done_message() const override { return "transfers_done"; }
+  void describe_start(report::StartInfo& start) const override { start.extent = transfers_extent(spec_); }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
     if (!plan_) plan_ = make_transfer_plan(config_, spec_, place.server);
@@ -85,6 +92,7 @@ class ServeSide final : public TestSide {
   DirectionLayout layout() const override { return slots_of(spec_); }
   Connections connections() const override { return Connections::during_test; }
   const char* done_message() const override { return "transfers_done"; }
+  void describe_start(report::StartInfo& start) const override { start.extent = transfers_extent(spec_); }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
     auto source = std::make_unique<TransferSource>(place.counters, payload_, payload_size_, spec_.buffer,
@@ -121,6 +129,7 @@ class Transfers final : public Workload {
       refuse("--size " + util::format_size(size) + " is above the cap of " + util::format_size(limits.max_transfer_size));
   }
 
+  std::string extent(const spec::TestSpec& spec) const override { return transfers_extent(spec); }
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
     return std::make_unique<DownloadSide>(config, spec);
   }

@@ -25,6 +25,7 @@ class UdpSide final : public TestSide {
 
   DirectionLayout layout() const override { return layout_; }
   Connections connections() const override { return Connections::during_test; }
+  void describe_start(report::StartInfo& start) const override { start.datagrams = true; }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
     if (place.server.address().is_v4() && spec_.buffer > kMaxPayloadV4)
