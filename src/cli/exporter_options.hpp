@@ -3,11 +3,15 @@
 
 #include <string>
 
-#include "cli/option_table.hpp"
+#include "options/option_table.hpp"
 
 #include "config/exporter_config.hpp"
 
 namespace testio::cli {
+
+using options::OptionTable;
+using options::ParsedOptions;
+using options::value;
 
 struct ParsedExporterCommandLine {
   enum class Action { run, help } action = Action::run;

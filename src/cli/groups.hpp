@@ -8,24 +8,21 @@
 #include <optional>
 #include <string>
 
-#include "cli/option_table.hpp"
 #include "cli/validate.hpp"
 #include "config/config.hpp"
+#include "options/option_table.hpp"
+#include "options/parsing.hpp"
 #include "util/units.hpp"
 
 namespace testio::cli {
 
-// The option's text when it was typed (or came from a profile's tokens).
-std::optional<std::string> typed(const ParsedOptions& args, const char* name);
-// A count that fits 32 bits; throws util::UsageError naming `what`.
-std::uint32_t parse_u32(const std::string& text, const char* what);
-// A value by its name (`parse` returns nullopt for one it does not know); else `refusal`.
-template <typename Enum, typename Parse>
-Enum parse_name(const std::string& text, Parse parse, const std::string& refusal) {
-  auto value = parse(text);
-  if (!value) throw util::UsageError(refusal);
-  return *value;
-}
+using options::OptionTable;
+using options::ParsedOptions;
+using options::parse_name;
+using options::parse_u32;
+using options::typed;
+using options::value;
+using options::values;
 
 // general_options.cpp: the role, addresses, output, a server's caps and keys.
 void add_general_options(OptionTable& options);
@@ -43,21 +40,8 @@ void add_tuning_options(OptionTable& options);
 void fill_tuning(const ParsedOptions& args, config::Config& config, GivenOptions& given);
 void check_tuning(const config::Config& config, const GivenOptions& given);
 
-// rr_options.cpp: --rr and what it sends.
-void add_rr_options(OptionTable& options);
-void fill_rr(const ParsedOptions& args, config::Config& config, GivenOptions& given);
-void check_rr(const config::Config& config, const GivenOptions& given);
-
-// transfers_options.cpp: --transfers, and where they go.
-void add_transfers_options(OptionTable& options);
-void fill_transfers(const ParsedOptions& args, config::Config& config, GivenOptions& given);
-void check_transfers(const config::Config& config, const GivenOptions& given);
-
-// udp_options.cpp: -u and its fast paths (after the test and tuning groups: its defaults fill
-// only what they left unset).
-void add_udp_options(OptionTable& options);
-void fill_udp(const ParsedOptions& args, config::Config& config, GivenOptions& given, bool profile_names_buffer);
-void check_udp(const config::Config& config, const GivenOptions& given);
+// The workloads' own groups (--rr, --transfers and URLs, -u) live in their folders
+// (workloads/NAME/NAME_options.cpp) and come through workloads::option_groups().
 
 // metrics_options.cpp: --metrics (server) and --prometheus (client).
 void add_metrics_options(OptionTable& options);

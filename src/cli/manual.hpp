@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/option_table.hpp"
+#include "options/option_table.hpp"
 
 namespace testio::cli {
+
+using options::OptionTable;
+using options::OptionHelp;
+
 
 // The groups --help and the manual show, in order.
 const std::vector<std::string>& help_groups();

@@ -8,19 +8,9 @@
 #include "cli/profile.hpp"
 #include "cli/validate.hpp"
 #include "util/units.hpp"
+#include "workloads/registry.hpp"
 
 namespace testio::cli {
-
-std::optional<std::string> typed(const ParsedOptions& args, const char* name) {
-  if (!args.count(name)) return std::nullopt;
-  return args.value(name);
-}
-
-std::uint32_t parse_u32(const std::string& text, const char* what) {
-  std::uint64_t value = util::parse_count(text, what);
-  if (value > 0xffffffffull) throw util::UsageError(std::string(what) + " '" + text + "' is too large");
-  return static_cast<std::uint32_t>(value);
-}
 
 namespace {
 
@@ -33,12 +23,13 @@ OptionTable make_options() {
                            "  testio -c HOST [N]        run a test with N connections\n"
                            "  testio exporter           serve Prometheus probes (testio exporter --help)");
   add_general_options(options);
-  add_rr_options(options);
   add_raw_options(options);
-  add_transfers_options(options);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (!group.after_the_test) group.add(options);
   add_test_options(options);
   add_tuning_options(options);
-  add_udp_options(options);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (group.after_the_test) group.add(options);
   add_metrics_options(options);
   add_mesh_options(options);
   // For the build, which installs what they print; not in --help (cli/manual.hpp).
@@ -58,28 +49,29 @@ bool profile_may_set(const OptionTable& options, const std::string& key) {
 }
 
 // Only what was typed (or given by a profile's tokens) is set: the rest keeps the spec's defaults
-// or a profile's spec. `profile_names_buffer`: that spec set -l, so the smaller defaults of
+// or a profile's spec. given.profile_buffer: that spec set -l, so the smaller defaults of -u,
 // --iperf3 and a raw sink do not apply.
-void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions& given,
-                 bool profile_names_buffer) {
+void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   fill_general(args, config, given);
   fill_raw(args, config, given);
-  fill_rr(args, config, given);
-  fill_transfers(args, config, given);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (!group.after_the_test) group.fill(args, config, given);
   fill_test(args, config, given);
   fill_tuning(args, config, given);
-  fill_udp(args, config, given, profile_names_buffer);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (group.after_the_test) group.fill(args, config, given);
   fill_metrics(args, config, given);
   fill_mesh(args, config, given);
   spec::TestSpec& spec = config.spec;
   // A counted test has no window. (-F's is counted too, once the client has opened the file.)
-  if (given.bytes || given.num || given.transfers || spec.is("http")) spec.duration_s = 0;
-  const bool default_buffer = !given.buffer && !profile_names_buffer;
+  const bool http = !config.urls.empty();  // a URL names HTTP servers: the downloads' workload
+  if (given.bytes || given.num || given.transfers || http) spec.duration_s = 0;
+  const bool default_buffer = !given.buffer && !given.profile_buffer;
   // iperf3's own default block: its servers of 3.12 refuse more than 1 MiB.
   if (config.iperf3 && default_buffer && !spec.is("udp")) spec.buffer = 128 * 1024;
   // libcurl's receive buffer, one per HTTP slot and most of its memory: 1000 x 6 MB from nginx
   // on loopback took as long with 64 KiB as with 256 KiB or 1 MiB (docs/http.md).
-  if (spec.is("http") && default_buffer) spec.buffer = 64 * 1024;
+  if (http && default_buffer) spec.buffer = 64 * 1024;
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && default_buffer) spec.buffer = 256 * 1024;
   // One plain connection without -i reports as a raw sink does: one line once it has closed.
@@ -127,7 +119,8 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (profile && profile->spec) parsed.config.spec = *profile->spec;
   GivenOptions given;
-  fill_config(args, parsed.config, given, profile && profile->names_buffer);
+  given.profile_buffer = profile && profile->names_buffer;
+  fill_config(args, parsed.config, given);
   validate(parsed.config, given);
   return parsed;
 }

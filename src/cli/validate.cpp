@@ -12,11 +12,12 @@ namespace testio::cli {
 void validate(const config::Config& config, const GivenOptions& given) {
   check_general(config, given);
   check_raw(config, given);
-  check_rr(config, given);
-  check_transfers(config, given);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (!group.after_the_test) group.check(config, given);
   check_tuning(config, given);
   check_test(config, given);
-  check_udp(config, given);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (group.after_the_test) group.check(config, given);
   check_metrics(config, given);
   check_mesh(config, given);
   // A profile's "with" (workloads side by side) needs a testio server at the other end.

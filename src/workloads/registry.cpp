@@ -24,7 +24,16 @@ constexpr Entry kWorkloads[] = {
     {"http", http::workload},
 };
 
+// Their options groups (the bulk test's are the command line's own: cli/test_options.cpp).
+constexpr OptionGroup kOptionGroups[] = {
+    {rr::add_options, rr::fill_options, rr::check_options, false},
+    {transfers::add_options, transfers::fill_options, transfers::check_options, false},
+    {udp::add_options, udp::fill_options, udp::check_options, true},
+};
+
 }  // namespace
+
+std::span<const OptionGroup> option_groups() noexcept { return kOptionGroups; }
 
 const Workload* find(std::string_view name) noexcept {
   for (const Entry& entry : kWorkloads)

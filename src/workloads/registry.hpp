@@ -2,12 +2,29 @@
 // in registry.cpp.
 #pragma once
 
+#include <span>
 #include <string_view>
+
+#include "config/config.hpp"
+#include "options/given.hpp"
+#include "options/option_table.hpp"
 
 #include "spec/test_spec.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::workloads {
+
+// A workload's group of options, from its folder: its --help heading's options, how they fill a
+// Config (only what was typed), and the rules only the command line knows about them.
+struct OptionGroup {
+  void (*add)(options::OptionTable& table);
+  void (*fill)(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given);
+  void (*check)(const config::Config& config, const options::GivenOptions& given);
+  bool after_the_test;  // fills after the test's and the tuning's groups: its defaults take what they left
+};
+
+// Every workload's options group, in --help's order.
+std::span<const OptionGroup> option_groups() noexcept;
 
 // Null when no workload has that name.
 const Workload* find(std::string_view name) noexcept;

@@ -3,10 +3,18 @@
 // server sends; the client times each connect and each transfer.
 #pragma once
 
+#include "options/given.hpp"
+#include "options/option_table.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::workloads::transfers {
 
 const Workload& workload();
+
+// Its options group (transfers_options.cpp): --transfers, downloads from any HTTP server
+// (-c URL, --urls), and where they are saved.
+void add_options(options::OptionTable& table);
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given);
+void check_options(const config::Config& config, const options::GivenOptions& given);
 
 }  // namespace testio::workloads::transfers

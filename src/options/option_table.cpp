@@ -1,10 +1,10 @@
-#include "cli/option_table.hpp"
+#include "options/option_table.hpp"
 
 #include <cxxopts.hpp>
 
 #include "util/units.hpp"
 
-namespace testio::cli {
+namespace testio::options {
 
 ValueSpec value() { return ValueSpec(); }
 
@@ -109,4 +109,4 @@ bool OptionTable::has_long_name(const std::string& name) const {
 
 std::string OptionTable::help(const std::vector<std::string>& groups) const { return options_->help(groups); }
 
-}  // namespace testio::cli
+}  // namespace testio::options

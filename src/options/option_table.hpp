@@ -19,7 +19,7 @@ class Options;
 class ParseResult;
 }  // namespace cxxopts
 
-namespace testio::cli {
+namespace testio::options {
 
 // How an option takes its argument: one text (the last typed wins), or a list of every one
 // typed; with the text it has when not typed, or when typed without "=VALUE".
@@ -118,4 +118,4 @@ class OptionTable {
   std::unique_ptr<cxxopts::Options> options_;
 };
 
-}  // namespace testio::cli
+}  // namespace testio::options

@@ -1,29 +1,30 @@
 // -u: UDP flows, and the switches of the kernel's fast paths on them.
-#include "cli/groups.hpp"
+#include "workloads/udp/udp.hpp"
 
 #include <arpa/inet.h>
 
+#include "options/parsing.hpp"
 #include "util/units.hpp"
 
-namespace testio::cli {
+namespace testio::workloads::udp {
 
 using util::UsageError;
 
-void add_udp_options(OptionTable& options) {
+void add_options(options::OptionTable& table) {
   // clang-format off
-  options.add_options("UDP")
+  table.add_options("UDP")
     ("u,udp", "UDP flows instead of TCP connections: datagrams of -l bytes (default 1448) paced to -b per flow "
               "(default 1M as iperf3; 0 = as fast as the host can), loss, jitter and the receiver's socket drops")
     ("no-gso", "Send one datagram per call instead of many in one UDP_SEGMENT send")
     ("no-gro", "Receive one datagram per call instead of UDP_GRO's coalesced buffers")
     ("batch", "Messages per sendmmsg/recvmmsg call; 1 sends and receives one message per call",
-       value().default_value("16"), "K")
+       options::value().default_value("16"), "K")
     ("no-connect", "The client's UDP sockets sendto/recvfrom instead of connect()ing to the server")
     ("udp-counters-64bit", "With --iperf3 -u: iperf3's 64-bit datagram counters instead of its 32-bit default");
   // clang-format on
 }
 
-void fill_udp(const ParsedOptions& args, config::Config& config, GivenOptions& given, bool profile_names_buffer) {
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
   given.udp = args.count("udp") > 0;
   given.udp_options = args.count("no-gso") || args.count("no-gro") || args.count("batch") || args.count("no-connect");
@@ -31,15 +32,15 @@ void fill_udp(const ParsedOptions& args, config::Config& config, GivenOptions& g
   if (args.count("no-gso")) spec.udp.gso = false;
   if (args.count("no-gro")) spec.udp.gro = false;
   if (args.count("no-connect")) spec.udp.connected = false;
-  if (auto batch = typed(args, "batch")) spec.udp.batch = parse_u32(*batch, "--batch");
+  if (auto batch = options::typed(args, "batch")) spec.udp.batch = options::parse_u32(*batch, "--batch");
   config.udp_counters_64bit = given.udp_counters_64bit = args.count("udp-counters-64bit") > 0;
   if (!spec.is("udp") || !given.udp) return;
   // iperf3's defaults where this command line (or its profile) chose none.
-  if (!given.buffer && !profile_names_buffer) spec.buffer = spec::kDefaultDatagram;
+  if (!given.buffer && !given.profile_buffer) spec.buffer = spec::kDefaultDatagram;
   if (!given.rate && !given.total_rate) spec.rate_bps = spec::kDefaultUdpRate;
 }
 
-void check_udp(const config::Config& config, const GivenOptions& given) {
+void check_options(const config::Config& config, const options::GivenOptions& given) {
   if (given.udp_counters_64bit && (!config.iperf3 || !config.spec.is("udp")))
     throw UsageError("--udp-counters-64bit goes with --iperf3 -u: testio's own datagrams always count in 64 bits");
   if (!config.spec.is("udp")) {
@@ -63,4 +64,4 @@ void check_udp(const config::Config& config, const GivenOptions& given) {
                      " is more than a UDP datagram over IPv4 holds: at most 65507 bytes");
 }
 
-}  // namespace testio::cli
+}  // namespace testio::workloads::udp

@@ -1,38 +1,39 @@
 // --rr: request/response, and the messages it sends.
-#include "cli/groups.hpp"
+#include "workloads/rr/rr.hpp"
 
+#include "options/parsing.hpp"
 #include "util/units.hpp"
 
-namespace testio::cli {
+namespace testio::workloads::rr {
 
 using util::UsageError;
 
-void add_rr_options(OptionTable& options) {
+void add_options(options::OptionTable& table) {
   // clang-format off
-  options.add_options("Request/response")
+  table.add_options("Request/response")
     ("rr", "Request/response: each connection sends --msize bytes, waits for the echo, repeats; "
            "reports messages/s and latency percentiles")
-    ("msize", "Bytes per request (and per echo)", value().default_value("1K"), "SIZE")
-    ("num", "Requests per connection (instead of -t)", value(), "COUNT")
-    ("depth", "Requests outstanding per connection", value().default_value("1"), "K");
+    ("msize", "Bytes per request (and per echo)", options::value().default_value("1K"), "SIZE")
+    ("num", "Requests per connection (instead of -t)", options::value(), "COUNT")
+    ("depth", "Requests outstanding per connection", options::value().default_value("1"), "K");
   // clang-format on
 }
 
-void fill_rr(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
   given.rr = args.count("rr") > 0;
   if (given.rr) spec.workload = "rr";
   given.rr_options = args.count("msize") || args.count("num") || args.count("depth");
-  if (auto size = typed(args, "msize")) spec.rr.message_size = util::parse_size(*size, "--msize");
-  if (auto count = typed(args, "num")) {
+  if (auto size = options::typed(args, "msize")) spec.rr.message_size = util::parse_size(*size, "--msize");
+  if (auto count = options::typed(args, "num")) {
     given.num = true;
     spec.rr.messages = util::parse_count(*count, "--num");
   }
-  if (auto depth = typed(args, "depth")) spec.rr.depth = parse_u32(*depth, "--depth");
+  if (auto depth = options::typed(args, "depth")) spec.rr.depth = options::parse_u32(*depth, "--depth");
 }
 
 // --rr: what was typed for it, and what was typed that does not go with it.
-void check_rr(const config::Config& config, const GivenOptions& given) {
+void check_options(const config::Config& config, const options::GivenOptions& given) {
   if (!config.spec.is("rr")) {
     if (given.rr_options) throw UsageError("--msize, --num and --depth apply to --rr tests");
     return;
@@ -49,4 +50,4 @@ void check_rr(const config::Config& config, const GivenOptions& given) {
   if (given.send_mode)
     throw UsageError("--send-mode applies to bulk tests (and -F); --rr, --transfers and --raw send their own way");
 }
-}  // namespace testio::cli
+}  // namespace testio::workloads::rr

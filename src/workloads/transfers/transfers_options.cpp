@@ -2,11 +2,12 @@
 // --urls FILE), and where they are saved.
 #include <fstream>
 
-#include "cli/groups.hpp"
+#include "workloads/transfers/transfers.hpp"
+#include "options/parsing.hpp"
 #include "util/units.hpp"
 #include "workloads/http/http_plan.hpp"
 
-namespace testio::cli {
+namespace testio::workloads::transfers {
 namespace {
 
 using util::UsageError;
@@ -23,7 +24,7 @@ std::vector<std::string> read_urls(const std::string& path) {
     const std::size_t start = line.find_first_not_of(" \t\r");
     if (start == std::string::npos || line[start] == '#') continue;
     const std::string url = line.substr(start, line.find_last_not_of(" \t\r") + 1 - start);
-    if (std::string problem = workloads::http::url_problem(url); !problem.empty())
+    if (std::string problem = http::url_problem(url); !problem.empty())
       throw UsageError("--urls " + path + " line " + std::to_string(number) + ": " + problem);
     urls.push_back(url);
   }
@@ -31,18 +32,18 @@ std::vector<std::string> read_urls(const std::string& path) {
   return urls;
 }
 
-void fill_http(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
+void fill_http(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
   given.urls = args.count("urls") > 0;
   if (given.urls) {
     config.urls = read_urls(args.value("urls"));
   } else if (is_url(config.host)) {
-    if (std::string problem = workloads::http::url_problem(config.host); !problem.empty()) throw UsageError(problem);
+    if (std::string problem = http::url_problem(config.host); !problem.empty()) throw UsageError(problem);
     config.urls = {config.host};
   }
   config.follow_redirects = args.count("location") > 0;
   config.insecure = args.count("insecure") > 0;
   given.http_options = config.follow_redirects || config.insecure || args.count("max-time");
-  if (auto seconds = typed(args, "max-time")) {
+  if (auto seconds = options::typed(args, "max-time")) {
     config.max_time_s = util::parse_seconds(*seconds, "--max-time");
     if (config.max_time_s < 0.001) throw UsageError("--max-time must be at least 1 ms");
   }
@@ -54,42 +55,42 @@ void fill_http(const ParsedOptions& args, config::Config& config, GivenOptions& 
 
 }  // namespace
 
-void add_transfers_options(OptionTable& options) {
+void add_options(options::OptionTable& table) {
   // clang-format off
-  options.add_options("Transfers")
+  table.add_options("Transfers")
     ("transfers", "Download COUNT transfers N at a time, each on a fresh connection: of --size bytes from a "
                   "testio server, or from the URL given to -c (http:// or https://; {i} in it stands for the "
                   "transfer number 1..COUNT); reports transfers/s, connect and transfer time percentiles",
-       value(), "COUNT")
-    ("size", "Bytes per transfer from a testio server", value(), "SIZE")
+       options::value(), "COUNT")
+    ("size", "Bytes per transfer from a testio server", options::value(), "SIZE")
     ("reuse", "Keep each of the N connections for its next transfer (HTTP keep-alive)")
     ("save", "Write each transfer under DIR (an HTTP body under its URL's file name, else DIR/transfer-NNNN); "
              "an existing file is refused unless --force",
-       value(), "DIR")
+       options::value(), "DIR")
     ("force", "With --save: overwrite existing files")
     ("urls", "Download the URLs in FILE (one per line), in turn; --transfers defaults to their number",
-       value(), "FILE")
+       options::value(), "FILE")
     ("location", "HTTP: follow redirects (at most 10); without it a 3xx answer is a failed transfer")
     ("insecure", "https: accept any certificate (a self-signed test server)")
     ("max-time", "HTTP: the most one transfer may take, connecting included (default 60)",
-       value(), "SECONDS");
+       options::value(), "SECONDS");
   // clang-format on
 }
 
-void fill_transfers(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
-  if (auto count = typed(args, "transfers")) {
+  if (auto count = options::typed(args, "transfers")) {
     given.transfers = true;
     spec.workload = "transfers";
     spec.transfers.count = util::parse_count(*count, "--transfers");
   }
-  if (auto size = typed(args, "size")) {
+  if (auto size = options::typed(args, "size")) {
     given.size = true;
     spec.transfers.size = util::parse_size(*size, "--size");
   }
   given.reuse = args.count("reuse") > 0;
   if (given.reuse) spec.transfers.reuse = true;
-  if (auto dir = typed(args, "save")) {
+  if (auto dir = options::typed(args, "save")) {
     given.save = true;
     config.save_dir = *dir;
   }
@@ -97,7 +98,7 @@ void fill_transfers(const ParsedOptions& args, config::Config& config, GivenOpti
   fill_http(args, config, given);
 }
 
-void check_transfers(const config::Config& config, const GivenOptions& given) {
+void check_options(const config::Config& config, const options::GivenOptions& given) {
   const bool http = config.spec.is("http");
   if (!config.urls.empty() && !http) throw UsageError("-u does not go with a URL: HTTP downloads run over TCP");
   if (!config.spec.is("transfers") && !http) {
@@ -126,4 +127,4 @@ void check_transfers(const config::Config& config, const GivenOptions& given) {
     throw UsageError("--iperf3, -F, --psk-file and --spread are for testio and iperf3 servers, not HTTP downloads");
 }
 
-}  // namespace testio::cli
+}  // namespace testio::workloads::transfers
