@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "metrics/section_sinks.hpp"
 #include "report/udp_report.hpp"
 #include "stats/summary.hpp"
 
@@ -10,8 +11,6 @@ namespace {
 
 using report::TestReport;
 using G = MetricType;
-
-constexpr double kNanosecond = 1e-9;
 
 // Received figures where the receiver counted (the sender's where the peer sent none).
 std::vector<stats::StreamFigures> delivered(const TestReport& report) {
@@ -73,30 +72,7 @@ void add_cpu(Exposition& out, const TestReport& report) {
       out.sample((side.figures.cpu.user_s + side.figures.cpu.system_s) / static_cast<double>(moved), {{"side", side.name}});
 }
 
-void add_latency(Exposition& out, const char* name, const char* help, const stats::LatencySummary& latency) {
-  if (!latency.count) return;
-  out.summary(name, help,
-              {{"0.5", latency.p50_ns * kNanosecond}, {"0.9", latency.p90_ns * kNanosecond},
-               {"0.99", latency.p99_ns * kNanosecond}, {"0.999", latency.p999_ns * kNanosecond}},
-              latency.mean_ns * kNanosecond * static_cast<double>(latency.count), static_cast<double>(latency.count));
-}
 
-// A workload's section writes its metrics through this, into the exposition.
-class ExpositionSink final : public report::MetricSink {
- public:
-  explicit ExpositionSink(Exposition& out) : out_(out) {}
-  void gauge(const std::string& name, const std::string& help,
-             const std::vector<std::pair<report::MetricLabels, double>>& samples) override {
-    out_.family(name, G::gauge, help);
-    for (const auto& [labels, value] : samples) out_.sample(value, labels);
-  }
-  void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) override {
-    add_latency(out_, name.c_str(), help.c_str(), latency);
-  }
-
- private:
-  Exposition& out_;
-};
 
 }  // namespace
 
@@ -122,8 +98,18 @@ void add_test_metrics(Exposition& out, const TestReport& report) {
     add_directions(out, reports);
     add_cpu(out, report);
   }
-  ExpositionSink sink(out);
-  for (const auto& section : report.sections) section->metrics(sink);
+  if (report.with.empty()) {
+    ExpositionSink sink(out);
+    for (const auto& section : report.sections) section->metrics(sink);
+    return;
+  }
+  // A composed test: every workload's section, each sample labelled with its workload's place.
+  WorkloadsSink sink;
+  for (std::size_t k = 0; k <= report.with.size(); ++k) {
+    sink.workload(k + 1);
+    for (const auto& section : (k == 0 ? report : report.with[k - 1]).sections) section->metrics(sink);
+  }
+  sink.write(out);
 }
 
 void add_up(Exposition& out, bool up, const std::string& reason) {

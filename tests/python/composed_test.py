@@ -136,6 +136,27 @@ def sigint_ends_every_workload_and_keeps_their_counts():
 
 
 @test
+def prometheus_file_labels_each_workloads_section():
+    """Two request/response workloads beside a bulk one: each family once, a sample per workload,
+    and the file passes promtool's check."""
+    spec = {"connections": 2, "duration_s": 1,
+            "with": [{"workload": "rr"}, {"workload": "rr", "msize": 64}]}
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "test.prom")
+        with Server() as server:
+            run_profile(server, spec, "--prometheus", path)
+        with open(path) as prom:
+            text = prom.read()
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    check(lint.returncode == 0, f"promtool: {lint.stdout} {lint.stderr}")
+    check(text.count("# TYPE testio_rr_latency_seconds summary") == 1, "the rr family is not written once")
+    for workload in ("2", "3"):
+        check(f'testio_rr_latency_seconds_count{{workload="{workload}"}}' in text, f"no rr latency of workload {workload}")
+    check('testio_goodput_bytes_per_second{direction="forward"}' in text, "the first workload's goodput is missing")
+    check("testio_up 1" in text, "testio_up is not 1")
+
+
+@test
 def a_report_runs_its_composed_test_again():
     with Server() as server:
         first = run_profile(server, LOAD_WITH_PROBE, "-t", "1", "--json").stdout
