@@ -141,7 +141,7 @@ asio::awaitable<void> ClientTest::open_streams() {
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   for (TestPart& part : *parts_) co_await open_part(part, executor);
   report::StartInfo& first = parts_->front().start;
-  first.spec = spec_;  // the whole test: a report's start.testio.spec runs it again
+  first.spec.with = spec_.with;  // the whole test: a report's start.testio.spec runs it again
   if (spreader_ && spread_turn_) first.spread_asked = spreader_->split(spread_turn_);
   if (!clamp_warning_.empty()) spdlog::warn("{}", clamp_warning_);
 }

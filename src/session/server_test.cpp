@@ -27,7 +27,7 @@ constexpr auto kWindowGrace = 60s;   // beyond -O + -t before an idle client is 
 constexpr auto kDrainLimit = 30s;    // from the client's figures to the end of every stream
 
 // Before-start workloads' connections, which the client opens before the window does.
-std::size_t connections_before_start(TestParts& parts) {
+std::size_t connections_before_start(const TestParts& parts) {
   std::size_t count = 0;
   for (const TestPart& part : parts)
     if (part.before_start()) count += part.connections();
@@ -150,7 +150,7 @@ void ServerTest::open_streams(const std::string& peer) {
   std::string clamp_warning;
   for (TestPart& part : parts_) open_part(part, peer, clamp_warning);
   sockets_.clear();
-  parts_.front().start.spec = request_.spec;  // the whole test, as the client's report has it
+  parts_.front().start.spec.with = request_.spec.with;  // the whole test, as the client's report has it
   if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
 }
 
