@@ -30,6 +30,9 @@ class ServerMetrics : public report::Reporter {
 
   void start(const report::StartInfo& start) override { inner_.start(start); }
   void interval(const stats::IntervalRecord& record) override { inner_.interval(record); }
+  void with_interval(std::size_t workload, const report::StartInfo& start, const stats::IntervalRecord& record) override {
+    inner_.with_interval(workload, start, record);
+  }
   void end(const report::TestReport& report) override;
   void error(const std::string& message) override { inner_.error(message); }
 

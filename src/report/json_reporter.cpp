@@ -329,6 +329,7 @@ void JsonReporter::start(const StartInfo& start) {
   udp_ = start.datagrams;
   interval_s_ = start.spec.interval_s;
   last_retransmits_.assign(start.connections(), 0);
+  with_retransmits_.clear();
   document_ = {{"start", start_json(start)}, {"intervals", json::array()}, {"end", json::object()}};
   if (stream_events_) emit("start", document_["start"]);
 }
@@ -340,6 +341,13 @@ void JsonReporter::interval(const stats::IntervalRecord& record) {
     emit("interval", std::move(entry));
   else
     document_["intervals"].push_back(std::move(entry));
+}
+
+void JsonReporter::with_interval(std::size_t workload, const StartInfo& start, const stats::IntervalRecord& record) {
+  if (!stream_events_ || interval_s_ <= 0) return;  // a document has them in end.testio.with
+  std::vector<std::uint32_t>& retransmits = with_retransmits_[workload];
+  emit("with_interval", {{"workload", workload},
+                         {"interval", interval_json(record, start.local_is_sender, retransmits, start.datagrams)}});
 }
 
 void JsonReporter::end(const TestReport& report) {

@@ -2,6 +2,7 @@
 // iperf3's field names are kept as they are; testio's own figures sit beside them under "testio".
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <vector>
 
@@ -27,6 +28,8 @@ class JsonReporter final : public Reporter {
   JsonReporter(std::ostream& out, bool stream_events) : out_(out), stream_events_(stream_events) {}
   void start(const StartInfo& start) override;
   void interval(const stats::IntervalRecord& record) override;
+  // --json-stream: a "with_interval" event, {"workload": N, "interval": {...}}.
+  void with_interval(std::size_t workload, const StartInfo& start, const stats::IntervalRecord& record) override;
   void end(const TestReport& report) override;
   void error(const std::string& message) override;
 
@@ -37,6 +40,7 @@ class JsonReporter final : public Reporter {
   bool stream_events_;
   bool local_is_sender_ = true;
   bool udp_ = false;
+  std::map<std::size_t, std::vector<std::uint32_t>> with_retransmits_;  // each other workload's
   double interval_s_ = 0;
   Json document_;
   std::vector<std::uint32_t> last_retransmits_;

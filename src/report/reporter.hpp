@@ -24,6 +24,10 @@ class Reporter {
   virtual void start(const StartInfo& start) = 0;
   // One interval of this side's own measurements, as it closes.
   virtual void interval(const stats::IntervalRecord& record) = 0;
+  // A composed test: one interval of workload `workload` (2, 3, ...: its place in the test) as it
+  // closes, `start` being that workload's start in the direction shown. The reports that print
+  // each workload's intervals with its section at the end ignore it.
+  virtual void with_interval(std::size_t /*workload*/, const StartInfo& /*start*/, const stats::IntervalRecord&) {}
   virtual void end(const TestReport& report) = 0;
   virtual void error(const std::string& message) = 0;
 };

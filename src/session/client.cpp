@@ -208,7 +208,7 @@ asio::awaitable<void> ClientTest::start() {
   const auto timestamp = static_cast<std::int64_t>(std::time(nullptr));
   for (TestPart& part : *parts_) part.start.timestamp = timestamp;
   TestPart& first = parts_->front();
-  first.streams->measurement().show_live(reporter_);
+  parts_->show_live(reporter_, Side::client);
   parts_->begin(clock);
   const bool live_forward = first.layout.live_forward();
   reporter_.start(direction_start(first.start, first.layout.connections(live_forward),

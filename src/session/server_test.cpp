@@ -181,7 +181,7 @@ asio::awaitable<void> ServerTest::start(control::ControlChannel& control, report
   const auto timestamp = static_cast<std::int64_t>(std::time(nullptr));
   for (TestPart& part : parts_) part.start.timestamp = timestamp;
   TestPart& first = parts_.front();
-  first.streams->measurement().show_live(reporter);
+  parts_.show_live(reporter, Side::server);
   parts_.begin(clock);
   phase_ = Phase::running;  // from now on a during-test workload's connections go to their slots
   co_await control.write(control::start_message());

@@ -2,6 +2,8 @@
 
 #include <asio/experimental/awaitable_operators.hpp>
 
+#include "session/test_start.hpp"
+
 namespace testio::session {
 
 void TestParts::add(TestPart& part, std::uint32_t first) {
@@ -32,6 +34,37 @@ std::pair<TestPart*, std::uint32_t> TestParts::locate(std::uint32_t number) noex
   for (TestPart& part : parts_)
     if (number >= part.first && number - part.first < part.connections()) return {&part, number - part.first};
   return {nullptr, 0};
+}
+
+namespace {
+
+// A composed test's later workload: its intervals reach the reporter as with_interval().
+class WithIntervals final : public report::Reporter {
+ public:
+  WithIntervals(report::Reporter& reporter, std::size_t workload, report::StartInfo start)
+      : reporter_(reporter), workload_(workload), start_(std::move(start)) {}
+  void start(const report::StartInfo&) override {}
+  void interval(const stats::IntervalRecord& record) override { reporter_.with_interval(workload_, start_, record); }
+  void end(const report::TestReport&) override {}
+  void error(const std::string&) override {}
+
+ private:
+  report::Reporter& reporter_;
+  std::size_t workload_;
+  report::StartInfo start_;  // in the direction shown
+};
+
+}  // namespace
+
+void TestParts::show_live(report::Reporter& reporter, workloads::Side local) {
+  parts_.front().streams->measurement().show_live(reporter);
+  for (std::size_t k = 1; k < parts_.size(); ++k) {
+    TestPart& part = parts_[k];
+    const bool forward = part.layout.live_forward();
+    part.live = std::make_unique<WithIntervals>(
+        reporter, k + 1, direction_start(part.start, part.layout.connections(forward), part.layout.sends(local, forward)));
+    part.streams->measurement().show_live(*part.live);
+  }
 }
 
 void TestParts::begin(const engines::TestClock& clock) {

@@ -15,6 +15,7 @@
 #include <asio/awaitable.hpp>
 
 #include "control/protocol.hpp"
+#include "report/reporter.hpp"
 #include "report/test_report.hpp"
 #include "session/test_streams.hpp"
 #include "workloads/workload.hpp"
@@ -27,7 +28,8 @@ struct TestPart {
   workloads::DirectionLayout layout;
   unsigned threads = 1;                          // this part's workers
   std::uint32_t first = 0;                       // its connection 0's number among the test's
-  std::unique_ptr<TestStreams> streams;          // from open_streams() on
+  std::unique_ptr<report::Reporter> live;        // the workloads after the first: where their intervals go
+  std::unique_ptr<TestStreams> streams;          // from open_streams() on (before `live` goes)
   report::StartInfo start;                       // filled as its connections open
   std::optional<control::DirectedResults> mine;  // this side's figures, once its streams ended
   std::optional<control::DirectedResults> theirs;
@@ -71,6 +73,9 @@ class TestParts {
   std::pair<TestPart*, std::uint32_t> locate(std::uint32_t number) noexcept;
 
   // What a lifecycle does to every part at once, once each part's streams exist.
+  // The first workload's intervals go to `reporter` as they close, the others' as with_interval()
+  // (`local`: this side, which says which way each workload's shown direction runs).
+  void show_live(report::Reporter& reporter, workloads::Side local);
   void begin(const engines::TestClock& clock);
   void end_window();
   // True once every part's streams have ended; false when `limit` passed first.

@@ -95,6 +95,21 @@ def the_text_report_shows_each_workload_in_its_section():
 
 
 @test
+def json_stream_has_every_workloads_intervals_as_they_close():
+    with Server() as server:
+        lines = run_profile(server, LOAD_WITH_PROBE, "-t", "2", "-i", "0.5", "--json-stream").stdout.splitlines()
+    events = [valid(json.loads(line)) for line in lines]
+    kinds = [event["event"] for event in events]
+    probes = [event["data"] for event in events if event["event"] == "with_interval"]
+    check(kinds[0] == "start" and kinds[-1] == "end", f"events {kinds[:3]} ... {kinds[-2:]}")
+    check(kinds.count("interval") >= 3 and len(probes) >= 3, f"{kinds.count('interval')} intervals, {len(probes)} of the probe")
+    check(all(probe["workload"] == 2 for probe in probes), "a with_interval names another workload")
+    check(all(probe["interval"]["sum"]["bytes"] > 0 for probe in probes), "a probe interval moved nothing")
+    # They arrive as they close, among the first workload's, not all at the end.
+    check(kinds.index("with_interval") < len(kinds) - 2 - len(probes), f"the probe's intervals came last: {kinds}")
+
+
+@test
 def a_udp_flow_beside_a_bulk_stream_is_numbered_after_it():
     spec = {"connections": 2, "duration_s": 1,
             "with": [{"workload": "udp", "connections": 2, "buffer": 1200, "rate_bps": 2e6}]}
