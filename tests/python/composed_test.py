@@ -187,6 +187,27 @@ def a_report_runs_its_composed_test_again():
 
 
 @test
+def a_bidir_load_beside_a_probe_on_the_threads_engine_counts_each_way():
+    spec = {"connections": 2, "direction": "bidir", "duration_s": 1,
+            "with": [{"workload": "rr", "connections": 2, "depth": 4}, {"workload": "stream", "engine": "threads"}]}
+    with Server() as server:
+        document = valid(json.loads(run_profile(server, spec, "--json").stdout))
+    (_, load), (_, probe), (_, threads) = sections(document)
+    check_exact(load, 2, "the load, forward")
+    check_exact(load["testio"]["bidir_reverse"]["end"], 2, "the load, reverse")
+    check_exact(probe, 2, "the probe")
+    check_exact(threads, 1, "the threads engine's stream")
+    check(document["end"]["testio"]["with"][1]["start"]["testio"]["engine"] == "threads", "workload 3's engine")
+
+
+@test
+def a_server_refuses_a_composition_beyond_its_connection_cap():
+    with Server("--max-connections", "8") as server:
+        done = run_profile(server, LOAD_WITH_PROBE, code=1)
+    check("9 connections together" in done.stderr and "cap of 8" in done.stderr, f"the refusal: {done.stderr!r}")
+
+
+@test
 def bad_compositions_are_refused_in_one_sentence():
     cases = [
         ({**LOAD_WITH_PROBE, "duration_s": 0, "total_bytes": 1000}, (), "only for a time"),
