@@ -38,7 +38,7 @@ void add_directions(Exposition& out, const std::vector<const TestReport*>& repor
        [](const TestReport& r) { return static_cast<double>(stats::summarize(delivered(r)).bytes); });
   each("testio_fairness_ratio", "Jain's fairness index of the connections' rates: 1 even, 1/N one carries all",
        [](const TestReport& r) { return stats::balance_of(stats::stream_rates(delivered(r))).jain; });
-  if (!reports.front()->udp.present) {
+  if (!reports.front()->start.datagrams) {
     each("testio_tcp_retransmits", "Segments the sending side's TCP retransmitted (TCP_INFO total_retrans)",
          [](const TestReport& r) { return static_cast<double>(retransmits(r)); });
     return;

@@ -91,7 +91,7 @@ json section_json(const TestReport& report) {
   std::vector<std::uint32_t> retransmit_state;
   if (report.start.spec.interval_s > 0)
     for (const stats::IntervalRecord& record : report.local().intervals)
-      intervals.push_back(interval_json(record, report.start.local_is_sender, retransmit_state, report.udp.present));
+      intervals.push_back(interval_json(record, report.start.local_is_sender, retransmit_state, report.start.datagrams));
   return {{"start", start_json(report.start)}, {"intervals", std::move(intervals)}, {"end", end_json(report)}};
 }
 
@@ -152,14 +152,14 @@ json testio_end_json(const TestReport& report, const std::vector<stats::StreamFi
   extra["incomplete"] = report.incomplete;
   if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
   extra["tests_beside"] = report.tests_beside;
-  for (const auto& section : report.sections) extra[section->key()] = section->json();
+  for (const auto& section : report.sections) extra[section->key()] = section->json(report);
   if (!report.digests.hash.empty()) extra["digests"] = digests_json(report.digests);
   extra["mismatched_streams"] = report.mismatched_streams;
   // The other side's intervals, as it measured them (the local side's are in "intervals").
   json remote_intervals = json::array();
   std::vector<std::uint32_t> retransmit_state;
   for (const stats::IntervalRecord& record : report.remote().intervals)
-    remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state, report.udp.present));
+    remote_intervals.push_back(interval_json(record, !report.start.local_is_sender, retransmit_state, report.start.datagrams));
   extra["remote_intervals"] = std::move(remote_intervals);
   return extra;
 }
@@ -309,7 +309,7 @@ json end_json(const TestReport& report) {
           {"sender_tcp_congestion", report.sender.congestion},
           {"receiver_tcp_congestion", report.receiver.congestion},
           {"testio", std::move(extra)}};
-  if (report.udp.present) add_udp_end_json(end, report);
+  if (report.start.datagrams) add_udp_end_json(end, report);
   if (report.bidir_reverse) add_bidir_reverse(end, *report.bidir_reverse);
   // A composed test: each other workload's whole section, in order.
   for (const TestReport& part : report.with) end["testio"]["with"].push_back(section_json(part));

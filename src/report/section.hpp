@@ -30,14 +30,17 @@ class MetricSink {
   virtual void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) = 0;
 };
 
+struct TestReport;
+
 class Section {
  public:
   virtual ~Section() = default;
   // Its key under end.testio in JSON.
   virtual std::string key() const = 0;
   // Its lines below the figures in the text report, each ending in "\n"; `unit` is -f's.
-  virtual std::string text(char unit) const = 0;
-  virtual nlohmann::ordered_json json() const = 0;
+  // `report` is the one that holds it (its direction's figures, which some sections sum up).
+  virtual std::string text(const TestReport& report, char unit) const = 0;
+  virtual nlohmann::ordered_json json(const TestReport& report) const = 0;
   virtual void metrics(MetricSink& sink) const = 0;
   // Its goodput stands for the test's (downloads: the slots' streams reconnect, so their figures
   // say little): the metrics of the streams' directions and CPU are left out.

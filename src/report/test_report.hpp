@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "net/flow_path.hpp"
-#include "net/udp_counters.hpp"
 #include "report/section.hpp"
 #include "spec/test_spec.hpp"
 #include "stats/histogram.hpp"
@@ -88,18 +87,6 @@ struct SideReport {
   std::vector<int> worker_cpus;         // --rx-affinity follow: per stream, its worker's CPU; -1 none
 };
 
-// -u: what the flows were asked to do and how this side ran them; each direction's datagram
-// figures are in its streams' totals (StreamFigures::udp).
-struct UdpSummary {
-  bool present = false;
-  std::uint64_t datagram = 0;              // -l
-  double rate_bps = 0;                     // asked per flow; 0 = unpaced
-  spec::UdpSpec asked;                     // the fast paths asked for
-  std::vector<std::string> fallbacks;      // this side's fast paths the kernel refused
-  bool host_counted = false;               // this host's UDP counters could be read
-  net::UdpCounters host;                   // ... and what they moved over the test
-};
-
 // -F: each stream's digest on both sides, as the client compares them.
 struct DigestCheck {
   std::string hash;                     // "sha1", "sha256"
@@ -117,7 +104,6 @@ struct TestReport {
   std::uint32_t tests_beside = 0;   // the most other tests the server ran at the same time
   // Each workload's own part (request/response latencies, transfer tallies), told by itself.
   std::vector<std::shared_ptr<const Section>> sections;
-  UdpSummary udp;
   DigestCheck digests;                  // present when digests.hash is set
   // Set when the test ended early (the peer vanished, a signal): the figures cover the time run.
   bool incomplete = false;

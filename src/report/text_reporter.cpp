@@ -231,8 +231,7 @@ std::string outcome_lines(const TestReport& report, char unit) {
   for (std::uint32_t stream : report.mismatched_streams)
     lines += "connection " + std::to_string(stream + 1) + ": sender and receiver byte counts differ\n";
   lines += zero_copy_text(report);
-  for (const auto& section : report.sections) lines += section->text(unit);
-  if (report.udp.present) lines += udp_text(report);
+  for (const auto& section : report.sections) lines += section->text(report, unit);
   if (!report.digests.hash.empty()) lines += digests_text(report.digests);
   if (report.tests_beside)
     lines += "the server ran up to " + std::to_string(report.tests_beside) + " other test" +

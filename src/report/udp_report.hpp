@@ -1,6 +1,8 @@
-// -u's figures: each flow's sent datagrams beside the ones its receiver counted, the loss between
-// them and the part of it the receiving socket itself dropped; in text, and in iperf3's -u JSON
-// keys plus testio's own under "testio".
+// A datagram test's figures (-u, testio's or iperf3's): each flow's sent datagrams beside the ones
+// its receiver counted, the loss between them and the part of it the receiving socket itself
+// dropped, in iperf3's -u JSON keys and the interval lines. The UDP workload's own part (its fast
+// paths, the host's counters, the loss lines below the table) is its section
+// (workloads/udp/udp_section.*), which builds on these.
 #pragma once
 
 #include <string>
@@ -33,12 +35,12 @@ nlohmann::ordered_json udp_stream_json(const stats::DatagramTally& tally);
 
 // iperf3's interval keys: a sender's "packets"; a receiver's jitter_ms, lost_packets, packets, lost_percent.
 void add_udp_interval_json(nlohmann::ordered_json& entry, const stats::DatagramTally& tally, bool sender);
-// end.streams[i].udp, end.sum, the udp keys of sum_sent and sum_received, and testio.udp.
+// end.streams[i].udp, end.sum, and the udp keys of sum_sent and sum_received.
 void add_udp_end_json(nlohmann::ordered_json& end, const TestReport& report);
+// One-way delay percentiles in us: {"p50", "p90", "p99", "max"}.
+nlohmann::ordered_json one_way_delay_json(const stats::DelayFigures& delay);
 
 // ", 1234 datagrams" (sender) or ", lost 12/1234 (0.97%), jitter 0.011 ms, socket drops 12".
 std::string udp_interval_text(const stats::DatagramTally& tally, bool sender);
-// The lines below the table: loss and where it happened, the fast paths, the host's counters.
-std::string udp_text(const TestReport& report);
 
 }  // namespace testio::report

@@ -21,8 +21,10 @@ RrSummary summarize_rr(const stats::LatencyHistogram& latencies, std::uint64_t m
   return rr;
 }
 
-std::string RrSection::text(char) const {
-  const RrSummary& rr = summary_;
+namespace {
+
+// "rr: 100000 messages of 1 KiB, depth 1, in 10.00 s: 9876 messages/s; latency us p50 ... max ..."
+std::string rr_line(const RrSummary& rr) {
   char line[200];
   std::snprintf(line, sizeof line, "rr: %llu messages of %s, depth %u, in %.2f s: %.0f messages/s; ",
                 static_cast<unsigned long long>(rr.messages), util::format_size(rr.message_size).c_str(), rr.depth,
@@ -30,8 +32,7 @@ std::string RrSection::text(char) const {
   return line + report::latency_text("latency", rr.latency, 1e3, "us") + "\n";
 }
 
-nlohmann::ordered_json RrSection::json() const {
-  const RrSummary& rr = summary_;
+nlohmann::ordered_json rr_json(const RrSummary& rr) {
   return {{"msize", rr.message_size},
           {"depth", rr.depth},
           {"messages", rr.messages},
@@ -40,6 +41,12 @@ nlohmann::ordered_json RrSection::json() const {
           {"latency_us", report::latency_json(rr.latency, 1e3)}};
 }
 
+}  // namespace
+
+std::string RrSection::text(const report::TestReport&, char) const { return rr_line(summary_); }
+
+nlohmann::ordered_json RrSection::json(const report::TestReport&) const { return rr_json(summary_); }
+
 void RrSection::metrics(report::MetricSink& sink) const {
   sink.latency("testio_rr_latency_seconds", "Round trip of one request and its response", summary_.latency);
   sink.gauge("testio_rr_transactions_per_second", "Requests answered per second", {{{}, summary_.messages_per_second}});
@@ -47,9 +54,9 @@ void RrSection::metrics(report::MetricSink& sink) const {
 
 bool RrSection::print_alone(std::ostream& out, const std::string& peer, config::OutputFormat format) const {
   if (format == config::OutputFormat::text) {
-    out << "raw echo server " << peer << "\n" << text('a');
+    out << "raw echo server " << peer << "\n" << rr_line(summary_);
   } else {
-    nlohmann::ordered_json data = json();
+    nlohmann::ordered_json data = rr_json(summary_);
     data["peer"] = peer;
     nlohmann::ordered_json line = {{"event", "rr"}, {"data", std::move(data)}};
     out << line.dump() << "\n";

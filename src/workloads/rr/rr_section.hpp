@@ -29,8 +29,8 @@ class RrSection final : public report::Section {
 
   std::string key() const override { return "rr"; }
   // "rr: 100000 messages of 1 KiB, depth 1, in 10.00 s: 9876 messages/s; latency us p50 ... max ..."
-  std::string text(char unit) const override;
-  nlohmann::ordered_json json() const override;
+  std::string text(const report::TestReport&, char unit) const override;
+  nlohmann::ordered_json json(const report::TestReport&) const override;
   void metrics(report::MetricSink& sink) const override;
   // --rr --raw: one line of text or one JSON line, as a raw echo's figures.
   bool print_alone(std::ostream& out, const std::string& peer, config::OutputFormat format) const override;

@@ -24,7 +24,7 @@ std::string statuses_text(const TransfersSummary& transfers) {
 
 }  // namespace
 
-std::string TransfersSection::text(char unit) const {
+std::string TransfersSection::text(const report::TestReport&, char unit) const {
   const TransfersSummary& transfers = summary_;
   std::string each = transfers.http ? util::format_bytes(transfers.bytes) : util::format_size(transfers.size);
   each.insert(0, transfers.http ? "" : "x ");
@@ -56,7 +56,7 @@ std::string TransfersSection::text(char unit) const {
   return text;
 }
 
-nlohmann::ordered_json TransfersSection::json() const {
+nlohmann::ordered_json TransfersSection::json(const report::TestReport&) const {
   const TransfersSummary& transfers = summary_;
   nlohmann::ordered_json data = {{"requested", transfers.requested},
                                  {"completed", transfers.completed},

@@ -44,8 +44,8 @@ class TransfersSection final : public report::Section {
 
   std::string key() const override { return "transfers"; }
   // "transfers: 1000 of 1000 x 6 MiB ... 101.3/s, 4.86 Gbit/s" and the connect/transfer percentiles.
-  std::string text(char unit) const override;
-  nlohmann::ordered_json json() const override;
+  std::string text(const report::TestReport&, char unit) const override;
+  nlohmann::ordered_json json(const report::TestReport&) const override;
   void metrics(report::MetricSink& sink) const override;
   bool has_own_goodput() const override { return true; }
   std::string failure() const override;

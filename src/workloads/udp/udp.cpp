@@ -4,6 +4,8 @@
 // -R, --bidir.
 #include "workloads/udp/udp.hpp"
 
+#include "workloads/udp/udp_section.hpp"
+
 #include "stats/summary.hpp"
 #include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
@@ -52,19 +54,23 @@ class UdpSide final : public TestSide {
   }
 
   void add_to_report(report::TestReport& report) const override {
-    for (report::TestReport* direction : {&report, const_cast<report::TestReport*>(report.bidir_reverse.get())}) {
-      if (!direction) continue;
-      report::UdpSummary& udp = direction->udp;
-      udp.present = true;
-      udp.datagram = spec_.buffer;
-      udp.rate_bps = spec_.rate_bps;
-      udp.asked = spec_.udp;
-      if (paths_.gso_refused) udp.fallbacks.push_back("gso");
-      if (paths_.gro_refused) udp.fallbacks.push_back("gro");
-      if (paths_.drops_unknown) udp.fallbacks.push_back("socket_drops");
-      const std::optional<net::UdpCounters> now = net::read_udp_counters();
-      udp.host_counted = host_at_start_ && now;
-      if (udp.host_counted) udp.host = *now - *host_at_start_;
+    UdpSummary udp;
+    udp.datagram = spec_.buffer;
+    udp.rate_bps = spec_.rate_bps;
+    udp.asked = spec_.udp;
+    if (paths_.gso_refused) udp.fallbacks.push_back("gso");
+    if (paths_.gro_refused) udp.fallbacks.push_back("gro");
+    if (paths_.drops_unknown) udp.fallbacks.push_back("socket_drops");
+    const std::optional<net::UdpCounters> now = net::read_udp_counters();
+    udp.host_counted = host_at_start_ && now;
+    if (udp.host_counted) udp.host = *now - *host_at_start_;
+    // Each direction of --bidir tells the same settings beside its own flows' loss.
+    auto section = std::make_shared<const UdpSection>(std::move(udp));
+    report.sections.push_back(section);
+    if (report.bidir_reverse) {
+      auto reverse = std::make_shared<report::TestReport>(*report.bidir_reverse);
+      reverse->sections.push_back(section);
+      report.bidir_reverse = std::move(reverse);
     }
   }
 
