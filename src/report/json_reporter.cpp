@@ -111,7 +111,7 @@ json testio_start_json(const StartInfo& start) {
   return {{"role", start.from_client ? "client" : "server"},
           {"client_threads", start.client_threads},
           {"server_threads", start.server_threads},
-          {"plain_peer", start.plain_peer},
+          {"plain_peer", start.plain_peer()},
           {"recv_mode", spec["recv_mode"]},
           {"send_mode", spec["send_mode"]},
           {"engine", spec["engine"]},

@@ -37,7 +37,6 @@ struct StartInfo {
   std::vector<StreamEndpoints> connected;
   unsigned client_threads = 0;
   unsigned server_threads = 0;      // 0 when the peer is plain
-  bool plain_peer = false;          // --raw: the peer speaks no testio and sends no figures
   std::string peer_protocol;        // what a peer that is not testio speaks ("plain TCP", "HTTP"); the peer says
   // What only the workload can say, in its words (its TestSide::describe_start() fills them):
   std::string extent;               // what ends the test ("1000 transfers of 6 MiB ..."); empty: -t or -n
@@ -62,6 +61,8 @@ struct StartInfo {
   std::int64_t timestamp = 0;       // Unix seconds at the start
 
   std::uint32_t connections() const noexcept { return spec.connections; }
+  // The peer speaks no testio (--raw, HTTP) and sends no figures.
+  bool plain_peer() const noexcept { return !peer_protocol.empty(); }
   // A test both ways (--bidir), reported one direction at a time.
   bool bidir() const noexcept { return spec.direction == spec::Direction::bidir; }
   // -F: the digest both sides compute ("" for none).

@@ -81,7 +81,7 @@ std::string test_text(const StartInfo& start) {
     out << start.extent;
   else if (spec.total_bytes)
     out << util::format_bytes(spec.total_bytes) << " in total"
-        << (start.hash().empty() ? "" : start.plain_peer ? " (hashed)" : " (a file, hashed)");
+        << (start.hash().empty() ? "" : start.plain_peer() ? " (hashed)" : " (a file, hashed)");
   else if (spec.duration_s > 0)
     out << spec.duration_s << " s";
   else
@@ -95,7 +95,7 @@ std::string test_text(const StartInfo& start) {
     out << ", " << start.manner;
   } else {
     out << ", " << util::format_size(spec.buffer) << " per call";
-    if (!start.plain_peer) out << ", recv mode " << spec::to_string(spec.recv_mode);
+    if (!start.plain_peer()) out << ", recv mode " << spec::to_string(spec.recv_mode);
     if (spec.send_mode != spec::SendMode::send) out << ", send mode " << spec::to_string(spec.send_mode);
     if (spec.engine != spec::Engine::asio) out << ", engine " << spec::to_string(spec.engine);
     if (!spec.marks_follow_rate) out << ", kernel's lowat marks";
@@ -116,7 +116,7 @@ void TextReporter::start(const StartInfo& start) {
   out_ << "testio " << TESTIO_VERSION << (start.from_client ? ": client to " : ": server for ") << start.peer
        << (start.peer_protocol.empty() ? "" : " (" + start.peer_protocol + ")") << ", " << start.connections()
        << (start.connections() == 1 ? " connection" : " connections") << ", threads " << start.client_threads;
-  if (!start.plain_peer) out_ << " client / " << start.server_threads << " server";
+  if (!start.plain_peer()) out_ << " client / " << start.server_threads << " server";
   out_ << ", " << test_text(start) << "\n";
   if (start.tuned()) out_ << tuning_line(start, options_.unit);
   if (start.spec.interval_s > 0)

@@ -60,7 +60,6 @@ class PlainTcpPeer : public ClientPeer {
     co_return PeerPath{std::move(endpoints), std::nullopt};
   }
   void describe_start(report::StartInfo& start) const override {
-    start.plain_peer = true;
     start.peer_protocol = "plain TCP";
   }
   // Each sender waits up to 30 s for its receiver's close (engines/asio_bulk.cpp), then a little more.
@@ -96,7 +95,6 @@ class HttpPeer : public ClientPeer {
     start.connecting_host.clear();
     start.connecting_port = 0;
     start.peer = config_.urls.size() == 1 ? config_.urls.front() : std::to_string(config_.urls.size()) + " URLs";
-    start.plain_peer = true;
     start.peer_protocol = "HTTP";
   }
   // Each transfer is bounded by --max-time; the run as a whole by the counted test's limit.

@@ -4,8 +4,17 @@
 #include <string>
 
 #include "spec/test_spec.hpp"
+#include "util/units.hpp"
 
 namespace testio::spec {
+namespace {
+
+// Ended by a count (-n, --num, --transfers, a URL's downloads) rather than by the window alone.
+bool counted(const TestSpec& spec) noexcept {
+  return !spec.timed() || spec.total_bytes || spec.rr.messages || spec.transfers.count;
+}
+
+}  // namespace
 
 void share_test_wide(const TestSpec& test, TestSpec& part) {
   part.duration_s = test.duration_s;
@@ -15,9 +24,10 @@ void share_test_wide(const TestSpec& test, TestSpec& part) {
   part.iface_stats = test.iface_stats;
 }
 
-bool shares_test_wide(const TestSpec& test, const TestSpec& part) noexcept {
-  return part.duration_s == test.duration_s && part.omit_s == test.omit_s && part.interval_s == test.interval_s &&
-         part.cpus == test.cpus && part.iface_stats == test.iface_stats;
+bool shares_test_wide(const TestSpec& test, const TestSpec& part) {
+  TestSpec shared = part;
+  share_test_wide(test, shared);
+  return shared == part;
 }
 
 std::vector<TestSpec> workloads_of(const TestSpec& test) {
@@ -39,17 +49,17 @@ void check_composition(const TestSpec& test, const Limits& limits) {
   if (test.with.empty()) return;
   if (test.with.size() + 1 > kMaxWorkloads)
     throw SpecError("a test runs at most " + std::to_string(kMaxWorkloads) + " workloads side by side");
-  if (!test.timed())
+  if (counted(test))
     throw SpecError("workloads run side by side only for a time (-t): a counted test (-n, --num, --transfers, "
                     "a URL) runs alone");
   std::uint64_t connections = test.data_connections();
   for (std::size_t k = 0; k < test.with.size(); ++k) {
     const TestSpec& part = test.with[k];
-    const std::string which = "workload " + std::to_string(k + 2) + " (" + part.workload + ")";
+    const std::string which = "workload " + std::to_string(k + 2) + " (" + util::printable(part.workload) + ")";
     if (!part.with.empty()) throw SpecError(which + " lists workloads of its own: only the test's first may");
     if (!shares_test_wide(test, part))
       throw SpecError(which + " has a window, intervals, omit, -A or --iface-stats of its own: they are the test's");
-    if (!part.timed() || part.total_bytes || part.rr.messages || part.transfers.count) throw SpecError(which + " is counted (-n, --num): workloads side by side run for a time");
+    if (counted(part)) throw SpecError(which + " is counted (-n, --num): workloads side by side run for a time");
     connections += part.data_connections();
   }
   if (connections > limits.max_connections)

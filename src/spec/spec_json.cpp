@@ -151,19 +151,16 @@ json every_field(const TestSpec& spec) {
   return values;
 }
 
-// The fields every workload of a composed test shares (share_test_wide()): a workload in `with`
-// leaves them out, and takes the test's.
-constexpr const char* kTestWide[] = {"duration_s", "omit_s", "interval_s", "cpus", "iface_stats"};
-
-// A workload beside the first: what differs from a spec of its own at the defaults, less the
-// test-wide fields.
-json with_json(const TestSpec& part) {
-  static const json defaults = every_field(TestSpec{});
+// A workload beside the first: what differs from a spec of its own at the defaults with the
+// test's shared fields (share_test_wide()), which it takes from the test and so never says.
+json with_json(const TestSpec& part, const TestSpec& test) {
+  TestSpec defaults;
+  share_test_wide(test, defaults);
+  const json usual = every_field(defaults);
   json values = every_field(part);
-  for (const char* name : kTestWide) values.erase(name);
   json entry = json::object();
   for (auto& [name, value] : values.items())
-    if (name == "workload" || value != defaults[name]) entry[name] = std::move(value);
+    if (name == "workload" || value != usual[name]) entry[name] = std::move(value);
   return entry;
 }
 
@@ -202,7 +199,7 @@ json to_json(const TestSpec& spec, Form form) {
     });
   }
   // Only a composed test says "with": a spec of one workload reads as it always has.
-  for (const TestSpec& part : spec.with) message["with"].push_back(with_json(part));
+  for (const TestSpec& part : spec.with) message["with"].push_back(with_json(part, spec));
   return message;
 }
 

@@ -146,7 +146,7 @@ inline constexpr std::size_t kMaxWorkloads = 8;
 // The fields every workload of a composed test shares: the window (-t, -O), the intervals, -A and
 // --iface-stats. Copies them from `test` to `part`.
 void share_test_wide(const TestSpec& test, TestSpec& part);
-bool shares_test_wide(const TestSpec& test, const TestSpec& part) noexcept;
+bool shares_test_wide(const TestSpec& test, const TestSpec& part);
 // The test's workloads one by one, each a spec of its own: `test` without its `with`, then each of
 // its `with`.
 std::vector<TestSpec> workloads_of(const TestSpec& test);

@@ -153,6 +153,20 @@ def start_client(server, *args):
                             text=True, stdin=subprocess.DEVNULL)
 
 
+def interrupt_client(process, limit=30):
+    """SIGINT to a client started with start_client(): (stdout, stderr) once it has ended, which
+    it must within `limit` seconds, with exit 1 (the test ended early)."""
+    process.send_signal(signal.SIGINT)
+    try:
+        out, err = process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise Failure(f"the client did not end within {limit} s of SIGINT")
+    check(process.returncode == 1, f"exit {process.returncode} after SIGINT: {err}")
+    return out, err
+
+
 def sums(report):
     """(sender bytes, receiver bytes) from a text report's SUM lines; -1 where missing."""
     sent = re.search(r"\[  SUM\] sender\s+(\d+)", report)
