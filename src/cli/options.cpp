@@ -67,8 +67,6 @@ void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions
   const bool http = !config.urls.empty();  // a URL names HTTP servers: the downloads' workload
   if (given.bytes || given.num || given.transfers || http) spec.duration_s = 0;
   const bool default_buffer = !given.buffer && !given.profile_buffer;
-  // iperf3's own default block: its servers of 3.12 refuse more than 1 MiB.
-  if (config.iperf3 && default_buffer && !spec.is("udp")) spec.buffer = 128 * 1024;
   // libcurl's receive buffer, one per HTTP slot and most of its memory: 1000 x 6 MB from nginx
   // on loopback took as long with 64 KiB as with 256 KiB or 1 MiB (docs/http.md).
   if (http && default_buffer) spec.buffer = 64 * 1024;

@@ -6,6 +6,7 @@
 
 #include "net/nic_counters.hpp"
 #include "util/units.hpp"
+#include "workloads/registry.hpp"
 
 namespace testio::cli {
 namespace {
@@ -138,7 +139,7 @@ void check_iperf3(const config::Config& config, const GivenOptions& given) {
   if (config.spec.buffer > (1u << 20)) throw UsageError("-l with --iperf3 is at most 1M, iperf3's largest block");
   if (given.recv_mode && !given.reverse && !given.bidir)
     throw UsageError("--recv-mode applies only to testio's own receiving side: with --iperf3 that needs -R or --bidir");
-  const bool udp = config.spec.is("udp");
+  const bool udp = workloads::datagrams(config.spec);
   if (udp && !config.spec.timed() && (given.reverse || given.bidir))
     throw UsageError("--iperf3 -u -n counts what testio sends; with -R or --bidir give -t seconds");
   if (given.transfers || given.file || given.send_mode || given.iface_stats || ((given.rate || given.total_rate) && !udp) ||
@@ -195,6 +196,9 @@ void fill_test(const ParsedOptions& args, config::Config& config, GivenOptions& 
   fill_extent(args, config.spec, given);
   fill_modes(args, config.spec, given);
   config.iperf3 = given.iperf3 = args.count("iperf3") > 0;
+  // iperf3's own default block, which a datagram workload's group replaces with its own: iperf3
+  // servers of 3.12 refuse more than 1 MiB.
+  if (config.iperf3 && !given.buffer && !given.profile_buffer) config.spec.buffer = 128 * 1024;
 }
 
 void check_test(const config::Config& config, const GivenOptions& given) {

@@ -18,6 +18,7 @@
 #include "iperf3/streams.hpp"
 #include "net/socket_options.hpp"
 #include "util/log.hpp"
+#include "workloads/registry.hpp"
 
 namespace testio::iperf3 {
 namespace {
@@ -49,7 +50,7 @@ Params params_from(const config::Config& config) {
   params.nodelay = spec.no_delay;
   params.congestion = spec.congestion;
   params.client_version = std::string("testio-") + TESTIO_VERSION;
-  if (spec.is("udp")) {
+  if (workloads::datagrams(spec)) {
     params.udp = true;
     params.udp_counters_64bit = config.udp_counters_64bit;
     params.bandwidth = static_cast<std::uint64_t>(spec.rate_bps);  // per stream; 0 = unpaced (-b 0)

@@ -16,6 +16,7 @@
 
 #include "mesh/mesh_report.hpp"
 #include "mesh/world.hpp"
+#include "workloads/registry.hpp"
 #include "util/spawn.hpp"
 
 namespace testio::mesh {
@@ -33,15 +34,6 @@ std::string read_file(const fs::path& path) { return util::read_child_file(path.
 
 std::string last_complaint(const fs::path& path) { return util::last_complaint(read_file(path)); }
 
-std::string describe(const spec::TestSpec& spec) {
-  std::string what = std::to_string(spec.connections) + (spec.is("udp") ? " UDP flows" : " connections");
-  if (spec.is("rr")) what += " of request/response";
-  if (spec.direction == spec::Direction::bidir) what += " each way";
-  char extent[48];
-  if (spec.duration_s > 0) std::snprintf(extent, sizeof extent, ", %g s", spec.duration_s);
-  else std::snprintf(extent, sizeof extent, ", %llu bytes", static_cast<unsigned long long>(spec.total_bytes));
-  return what + extent;
-}
 
 // This rank's server, a child `testio -s` on its address; its pid, or -1 with the reason in `host`.
 pid_t start_server(const std::string& binary, const fs::path& scratch, Host& host) {
@@ -177,7 +169,7 @@ int run_mesh(const config::Config& config, const std::string& binary) {
   std::error_code ignored;
   fs::remove_all(scratch, ignored);
   if (world.rank() != 0) return 0;
-  MeshRun run{schedule, plan.size(), describe(config.spec), config.spec.direction == spec::Direction::reverse,
+  MeshRun run{schedule, plan.size(), workloads::describe(config.spec), config.spec.direction == spec::Direction::reverse,
               config.mesh_slow_fraction, hosts, collect(plan, hosts, texts)};
   if (config.output == config::OutputFormat::text) std::cout << mesh_text(run);
   else std::cout << mesh_json(run).dump(2) << "\n";

@@ -187,7 +187,7 @@ json start_json(const StartInfo& start) {
       {"sndbuf_actual", start.sndbuf_actual},
       {"rcvbuf_actual", start.rcvbuf_actual},
       {"test_start",
-       {{"protocol", "TCP"}, {"num_streams", start.connections()}, {"blksize", spec.bytes_per_call()},
+       {{"protocol", "TCP"}, {"num_streams", start.connections()}, {"blksize", start.call_size ? start.call_size : spec.buffer},
         {"omit", spec.omit_s}, {"duration", spec.duration_s}, {"bytes", spec.total_bytes},
         {"blocks", 0}, {"reverse", start.local_is_sender != start.from_client ? 1 : 0}, {"tos", 0},
         {"bidir", start.bidir() ? 1 : 0}}},

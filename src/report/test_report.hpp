@@ -42,6 +42,7 @@ struct StartInfo {
   std::string extent;               // what ends the test ("1000 transfers of 6 MiB ..."); empty: -t or -n
   std::string manner;               // how each connection runs ("request/response of 1 KiB, depth 1");
                                     // empty: the bulk streams' calls, modes and engine
+  std::uint64_t call_size = 0;      // what one call moves when the workload says (rr's --msize); 0: -l
   bool datagrams = false;           // the flows carry datagrams (UDP): loss and jitter instead of retransmits,
                                     // and a sender's and receiver's counts differ by the loss
   stats::PeerClock peer_clock;      // client: how the two clocks relate (UDP's one-way delays)

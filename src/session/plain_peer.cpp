@@ -7,6 +7,7 @@
 #include "session/client_peer.hpp"
 #include "session/connect.hpp"
 #include "session/test_start.hpp"
+#include "workloads/registry.hpp"
 
 namespace testio::session {
 namespace {
@@ -52,7 +53,7 @@ void PlainLineReporter::end(const report::TestReport& report) {
 class PlainTcpPeer : public ClientPeer {
  public:
   PlainTcpPeer(const config::Config& config, std::ostream& out)
-      : config_(config), echo_(config.spec.is("rr")), line_(out, config) {}
+      : config_(config), echo_(workloads::of(config.spec).answered()), line_(out, config) {}
 
   asio::awaitable<PeerPath> handshake(const spec::TestSpec& spec, unsigned) override {
     std::vector<asio::ip::tcp::endpoint> endpoints = co_await resolve(config_);

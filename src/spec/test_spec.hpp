@@ -131,8 +131,6 @@ struct TestSpec {
   // -O plus -t for a timed test, 0 for a counted one.
   double window_s() const noexcept { return timed() ? omit_s + duration_s : 0; }
   bool is(std::string_view name) const noexcept { return workload == name; }
-  // What one call moves: --msize for request/response, -l otherwise.
-  std::uint64_t bytes_per_call() const noexcept { return is("rr") ? rr.message_size : buffer; }
   // Data connections each side opens: twice N with --bidir.
   std::uint32_t data_connections() const noexcept {
     return direction == Direction::bidir ? 2 * connections : connections;

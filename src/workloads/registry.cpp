@@ -47,6 +47,11 @@ const Workload& of(const spec::TestSpec& spec) {
   return *workload;
 }
 
+bool datagrams(const spec::TestSpec& spec) noexcept {
+  const Workload* workload = find(spec.workload);
+  return workload && workload->datagrams();
+}
+
 namespace {
 
 std::string describe_one(const spec::TestSpec& spec) {

@@ -38,6 +38,9 @@ void check(const spec::TestSpec& spec, const spec::Limits& limits);
 // workloads follow ("..., with rr: 1 connection, 5 s").
 std::string describe(const spec::TestSpec& spec);
 
+// Whether the workload `spec` names (checked or not) sends datagrams: false for an unknown name.
+bool datagrams(const spec::TestSpec& spec) noexcept;
+
 // The workload a checked spec names (a composed test's first; workloads_of() gives the others).
 const Workload& of(const spec::TestSpec& spec);
 

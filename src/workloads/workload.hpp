@@ -94,6 +94,12 @@ class Workload {
   // What ends its test, in a report's words ("20 transfers of 10 KiB ..."); empty when it is the
   // window (-t) or the byte count (-n).
   virtual std::string extent(const spec::TestSpec&) const { return {}; }
+  // Whether its flows are datagrams rather than byte streams: iperf3's protocol carries them as its
+  // UDP test.
+  virtual bool datagrams() const { return false; }
+  // Whether the peer answers what this side sends (request/response): a plain peer is then an
+  // echo server rather than a sink.
+  virtual bool answered() const { return false; }
 };
 
 // For workloads that run closed loops of their own (rr, transfers): refuses every option that only

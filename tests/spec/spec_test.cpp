@@ -166,9 +166,6 @@ TEST(SpecShape, TimedOrCountedAndWhatEachSideOpens) {
   EXPECT_EQ(spec.data_connections(), 5u);
   spec.direction = Direction::bidir;
   EXPECT_EQ(spec.data_connections(), 10u);
-  EXPECT_EQ(spec.bytes_per_call(), kDefaultBuffer);
-  spec.workload = "rr";
-  EXPECT_EQ(spec.bytes_per_call(), 1024u);
   EXPECT_EQ(worker_threads(Engine::threads, 0, 6), 6u);
   EXPECT_EQ(worker_threads(Engine::asio, 1, 6), 1u);
   EXPECT_LE(effective_threads(0, 1), 1u);

@@ -34,6 +34,7 @@ std::string rr_extent(const spec::TestSpec& spec) {
 
 void describe_rr(const spec::TestSpec& spec, report::StartInfo& start) {
   start.extent = rr_extent(spec);
+  start.call_size = spec.rr.message_size;
   start.manner = "request/response of " + util::format_size(spec.rr.message_size) + ", depth " +
                  std::to_string(spec.rr.depth);
 }
@@ -103,6 +104,7 @@ class Rr final : public Workload {
     check_no_bulk_options(spec);
   }
   std::string extent(const spec::TestSpec& spec) const override { return rr_extent(spec); }
+  bool answered() const override { return true; }
 
   std::unique_ptr<TestSide> client(const config::Config&, spec::TestSpec& spec) const override {
     return client_side(spec);

@@ -124,6 +124,8 @@ class Udp final : public Workload {
       refuse("--fq-rate and --rx-affinity apply to TCP streams, not -u");
   }
 
+  bool datagrams() const override { return true; }
+
   std::unique_ptr<TestSide> client(const config::Config&, spec::TestSpec& spec) const override {
     return std::make_unique<UdpSide>(Side::client, spec);
   }
