@@ -77,6 +77,9 @@ void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions
     spec.interval_s = 0;
   // A profile's workloads side by side take the window and intervals the command line set.
   for (spec::TestSpec& part : spec.with) spec::share_test_wide(spec, part);
+  // Settings of a workload the test no longer runs: an older report's, or a profile's whose
+  // workload the command line changed.
+  workloads::keep_own_settings(spec);
 }
 
 // Whether the command line set `key` itself, or an option that excludes it.
@@ -118,7 +121,11 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   if (profile && profile->spec) parsed.config.spec = *profile->spec;
   GivenOptions given;
   given.profile_buffer = profile && profile->names_buffer;
-  fill_config(args, parsed.config, given);
+  try {
+    fill_config(args, parsed.config, given);
+  } catch (const spec::SpecError& error) {  // a profile's setting of the wrong kind, read by its workload
+    throw UsageError(std::string("--config: ") + error.what());
+  }
   validate(parsed.config, given);
   return parsed;
 }

@@ -4,10 +4,13 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "util/units.hpp"
+#include "workloads/registry.hpp"
 
 namespace testio::cli {
 namespace {
@@ -23,15 +26,45 @@ std::string option_token(const std::string& path, const std::string& key, const 
   throw UsageError("profile " + path + ": \"" + key + "\" must be a string, a number or true/false");
 }
 
+// A spec written before a workload's settings became one object (protocol 2's reports, profiles
+// written by hand) says them beside the spec's own fields: those its workload takes move into
+// "settings", so an older report still runs the same test again.
+json lift_flat_settings(json spec) {
+  if (!spec.is_object()) return spec;
+  const json workload_name = spec.value("workload", json("stream"));
+  const workloads::Workload* workload =
+      workload_name.is_string() ? workloads::find(workload_name.get<std::string>()) : nullptr;
+  const bool settings_object = !spec.contains("settings") || spec["settings"].is_object();
+  if (workload && settings_object) {
+    std::vector<std::string> flat;
+    for (const auto& [name, value] : spec.items())
+      if (name != "settings" && workload->takes_setting(name)) flat.push_back(name);
+    for (const std::string& name : flat) {
+      spec["settings"][name] = std::move(spec[name]);
+      spec.erase(name);
+    }
+  }
+  if (auto with = spec.find("with"); with != spec.end() && with->is_array())
+    for (json& entry : *with) entry = lift_flat_settings(std::move(entry));
+  return spec;
+}
+
 void read_spec(const std::string& path, const json& spec, Profile& profile) {
   try {
-    profile.spec = spec::spec_from_json(spec, spec::Presence::any);
+    profile.spec = spec::spec_from_json(lift_flat_settings(spec), spec::Presence::any);
   } catch (const spec::SpecError& error) {
     throw UsageError("profile " + path + ": its spec: " + error.what());
   }
   profile.names_buffer = spec.contains("buffer");
-  // A spec that counts its test (bytes, messages, transfers) and names no window has none.
-  const bool counted = profile.spec->total_bytes || profile.spec->rr.messages || profile.spec->transfers.count;
+  // A spec that counts its test (bytes, or the workload's own count: messages, transfers) and
+  // names no window has none.
+  const workloads::Workload* workload = workloads::find(profile.spec->workload);
+  bool counted = profile.spec->total_bytes > 0;
+  try {
+    counted = counted || (workload && !workload->extent(*profile.spec).empty());
+  } catch (const spec::SpecError& error) {
+    throw UsageError("profile " + path + ": its spec: " + error.what());
+  }
   if (counted && !spec.contains("duration_s")) profile.spec->duration_s = 0;
 }
 

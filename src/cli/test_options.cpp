@@ -60,9 +60,9 @@ void fill_extent(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& 
   if (auto time = typed(args, "time")) {
     given.time = true;
     spec.duration_s = util::parse_seconds(*time, "-t/--time");
-    // A profile's count gives way; one typed beside -t is refused as such (validate.cpp).
+    // A profile's count gives way (a workload's own, in its group); one typed beside -t is
+    // refused as such (validate.cpp).
     if (!args.count("bytes")) spec.total_bytes = 0;
-    if (!args.count("num")) spec.rr.messages = 0;
   }
   if (auto bytes = typed(args, "bytes")) {
     given.bytes = true;

@@ -1,5 +1,6 @@
-// The testio control protocol, version 2 (version 1 could not run workloads side by side: its
-// request had no "with"). Every connection to the server begins with a 24-byte
+// The testio control protocol, version 3 (version 1 could not run workloads side by side: its
+// request had no "with"; version 2 said a workload's settings beside the spec's own fields, where
+// version 3 carries them as one object, "settings"). Every connection to the server begins with a 24-byte
 // preamble; the kind byte says whether it is the control connection or a data connection.
 //
 //   client                                              server
@@ -39,7 +40,7 @@ namespace testio::control {
 
 // First byte non-printable and non-ASCII: an iperf3 cookie and a plain-text client never start so.
 inline constexpr std::array<unsigned char, 4> kMagic = {0x9e, 't', 'i', 'o'};
-inline constexpr std::uint8_t kProtocolVersion = 2;
+inline constexpr std::uint8_t kProtocolVersion = 3;
 inline constexpr std::size_t kPreambleBytes = 24;
 
 enum class ConnectionKind : std::uint8_t { control = 'C', data = 'D' };

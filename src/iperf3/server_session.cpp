@@ -127,7 +127,8 @@ spec::TestSpec spec_of(const Params& params, const config::Config& config) {
     spec.workload = "udp";
     spec.rate_bps = static_cast<double>(params.bandwidth);  // per stream; absent: unpaced, as iperf3's -b 0
     spec.recv_mode = spec::RecvMode::recv_into;
-    spec.udp = config.spec.udp;  // this server's fast paths (-u's defaults unless a profile changed them)
+    // This server's fast paths: -u's defaults, unless its profile's spec is a UDP test that changed them.
+    if (config.spec.workload == spec.workload) spec.settings = config.spec.settings;
   }
   return spec;
 }

@@ -9,10 +9,9 @@
 namespace testio::spec {
 namespace {
 
-// Ended by a count (-n, --num, --transfers, a URL's downloads) rather than by the window alone.
-bool counted(const TestSpec& spec) noexcept {
-  return !spec.timed() || spec.total_bytes || spec.rr.messages || spec.transfers.count;
-}
+// Ended by a byte count rather than by the window (a workload's own counts, --num or --transfers,
+// are its rules': workloads::check()).
+bool counted(const TestSpec& spec) noexcept { return !spec.timed() || spec.total_bytes; }
 
 }  // namespace
 

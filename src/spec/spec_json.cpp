@@ -1,7 +1,10 @@
 // The spec's one JSON mapping: fields() names every field once, and the writer and the reader
 // below both walk it. A field added to TestSpec is added here, and nowhere else in the mapping.
+// The workload's own settings travel as one object, "settings", by the names the workload's part
+// gives them (workloads/part.hpp); the mapping carries them without knowing whose they are.
 #include <cmath>
 #include <cstdint>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -48,21 +51,12 @@ void fields(Spec& spec, Visit&& visit) {
   visit("no_delay", spec.no_delay, Need::written);
   visit("cpus", spec.cpus, Need::written);
   visit("iface_stats", spec.iface_stats, Need::unless_default);
-  visit("msize", spec.rr.message_size, Need::required);
-  visit("depth", spec.rr.depth, Need::required);
-  visit("messages", spec.rr.messages, Need::unless_default);
-  visit("transfers", spec.transfers.count, Need::written);
-  visit("transfer_size", spec.transfers.size, Need::written);
-  visit("reuse", spec.transfers.reuse, Need::written);
-  visit("udp_gso", spec.udp.gso, Need::unless_default);
-  visit("udp_gro", spec.udp.gro, Need::unless_default);
-  visit("udp_batch", spec.udp.batch, Need::unless_default);
-  visit("udp_connected", spec.udp.connected, Need::unless_default);
 }
 
 // Strings and lists a peer sends are bounded before the rules look at them.
 constexpr std::size_t kMaxText = 256;
 constexpr std::size_t kMaxList = 1024;
+constexpr std::size_t kMaxSettings = 32;
 
 [[noreturn]] void fail(const char* name, const std::string& what) {
   throw SpecError(std::string("field \"") + name + "\" " + what);
@@ -139,7 +133,18 @@ void read(const json& value, const char* name, std::optional<T>& out) {
   read(value, name, out.emplace());
 }
 
-// Every field's value, whatever its Need; an optional field that is off is null.
+json setting_json(const SettingValue& value) {
+  return std::visit([](const auto& held) { return json(held); }, value);
+}
+
+json settings_json(const Settings& settings) {
+  json values = json::object();
+  for (const Setting& setting : settings) values[setting.name] = setting_json(setting.value);
+  return values;
+}
+
+// Every field's value, whatever its Need (an optional field that is off is null), and the
+// workload's settings (an empty object for none).
 json every_field(const TestSpec& spec) {
   json values = json::object();
   fields(spec, [&](const char* name, const auto& member, Need) {
@@ -148,7 +153,29 @@ json every_field(const TestSpec& spec) {
     else
       values[name] = value_json(member);
   });
+  values["settings"] = settings_json(spec.settings);
   return values;
+}
+
+// "settings": the workload's own, each a whole number, a number, a truth value or a text, into
+// `settings` (the workload's part says which it takes, and of what kind: workloads/part.hpp).
+void settings_from_json(const json& object, Settings& settings) {
+  if (!object.is_object() || object.size() > kMaxSettings)
+    throw SpecError("field \"settings\" must be an object of at most " + std::to_string(kMaxSettings) + " settings");
+  for (const auto& [name, value] : object.items()) {
+    if (name.size() > kMaxText) throw SpecError("a setting's name is too long");
+    if (value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0)) {
+      settings.set(name, value.get<std::uint64_t>());
+    } else if (value.is_number()) {
+      settings.set(name, value.get<double>());
+    } else if (value.is_boolean()) {
+      settings.set(name, value.get<bool>());
+    } else if (value.is_string() && value.get_ref<const std::string&>().size() <= kMaxText) {
+      settings.set(name, value.get<std::string>());
+    } else {
+      throw SpecError("setting \"" + util::printable(name) + "\" must be a number, true or false, or a short text");
+    }
+  }
 }
 
 // A workload beside the first: what differs from a spec of its own at the defaults with the
@@ -198,6 +225,8 @@ json to_json(const TestSpec& spec, Form form) {
       message[name] = std::move(values[name]);
     });
   }
+  if (spec.settings.empty()) message.erase("settings");
+  else message["settings"] = settings_json(spec.settings);
   // Only a composed test says "with": a spec of one workload reads as it always has.
   for (const TestSpec& part : spec.with) message["with"].push_back(with_json(part, spec));
   return message;
@@ -214,6 +243,7 @@ TestSpec spec_from_json(const json& message, Presence presence, TestSpec default
     }
     read(*found, name, member);
   });
+  if (auto settings = message.find("settings"); settings != message.end()) settings_from_json(*settings, spec.settings);
   if (auto with = message.find("with"); with != message.end()) spec.with = with_from_json(*with, spec);
   return spec;
 }

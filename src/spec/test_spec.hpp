@@ -13,6 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "spec/settings.hpp"
 #include "util/digest.hpp"
 
 namespace testio::spec {
@@ -64,35 +65,6 @@ struct Limits {
 
 inline constexpr std::uint64_t kDefaultBuffer = 2ull << 20;
 
-// The workloads' own parts. Each holds what only its workload reads.
-struct RrSpec {
-  std::uint64_t message_size = 1024;  // --msize: bytes per request and per echo
-  std::uint32_t depth = 1;            // --depth: requests outstanding per connection
-  std::uint64_t messages = 0;         // --num: requests per connection; 0 = for -t seconds
-  bool operator==(const RrSpec&) const = default;
-};
-
-struct TransfersSpec {
-  std::uint64_t count = 0;            // --transfers: downloads, `connections` at a time
-  std::uint64_t size = 0;             // --size: bytes each
-  bool reuse = false;                 // --reuse: keep each connection for the next transfer
-  bool operator==(const TransfersSpec&) const = default;
-};
-
-// -u: UDP flows, and the kernel's fast paths each side may use on them.
-struct UdpSpec {
-  bool gso = true;                    // --no-gso: one datagram per send instead of UDP_SEGMENT's many
-  bool gro = true;                    // --no-gro: one datagram per receive instead of UDP_GRO's coalesced buffers
-  std::uint32_t batch = 16;           // --batch: messages per sendmmsg/recvmmsg call; 1 = sendmsg/recvmsg
-  bool connected = true;              // --no-connect: the client's sockets sendto/recvfrom instead of connect()
-  bool operator==(const UdpSpec&) const = default;
-};
-
-// -u's default datagram size: one 1500-byte Ethernet frame over IPv4 or IPv6 (as iperf3 on a
-// 1500-byte MTU, where it takes the control connection's MSS), and its rate, iperf3's 1 Mbit/s.
-inline constexpr std::uint64_t kDefaultDatagram = 1448;
-inline constexpr double kDefaultUdpRate = 1048576;
-
 struct TestSpec {
   std::string workload = "stream";    // a name in workloads/registry.cpp: stream, rr, transfers, udp
   std::uint32_t connections = 1;      // N (each way with --bidir; transfer slots with --transfers)
@@ -118,9 +90,9 @@ struct TestSpec {
   // --iface-stats: absent = off; otherwise the names to watch on each side that has them (empty:
   // the interface the data connections use).
   std::optional<std::vector<std::string>> iface_stats;
-  RrSpec rr;
-  TransfersSpec transfers;
-  UdpSpec udp;
+  // What only the workload reads (rr's --msize, --transfers' count, -u's --batch): its own part,
+  // typed in its folder (workloads/part.hpp), carried here by name.
+  Settings settings;
   // A composed test: the workloads that run beside this one in the same window, each with its own
   // connections, direction, settings and section of the report. Each is a whole spec of one
   // workload (its own `with` empty) whose test-wide fields are this one's (share_test_wide()).

@@ -67,7 +67,35 @@ std::string describe_one(const spec::TestSpec& spec) {
   return what.append(seconds);
 }
 
+// A workload's settings are the ones its part has (a request names no other).
+void check_settings(const spec::TestSpec& spec, const Workload& workload) {
+  for (const spec::Setting& setting : spec.settings)
+    if (!workload.takes_setting(setting.name))
+      throw spec::SpecError("field \"" + util::printable(setting.name) + "\" is not a setting of the " +
+                            util::printable(spec.workload) + " workload");
+}
+
+// What ends a workload when not the window is its own count (--num, --transfers; its extent()),
+// which a workload beside others may not have.
+void check_side_by_side(const std::vector<spec::TestSpec>& parts) {
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const Workload* workload = find(parts[k].workload);
+    if (!workload || workload->extent(parts[k]).empty()) continue;
+    if (k == 0)
+      throw spec::SpecError("workloads run side by side only for a time (-t): a counted test (-n, --num, --transfers, "
+                            "a URL) runs alone");
+    throw spec::SpecError("workload " + std::to_string(k + 1) + " (" + util::printable(parts[k].workload) +
+                          ") is counted (--num, --transfers): workloads side by side run for a time");
+  }
+}
+
 }  // namespace
+
+void keep_own_settings(spec::TestSpec& spec) {
+  if (const Workload* workload = find(spec.workload))
+    spec.settings.keep_only([&](const std::string& name) { return workload->takes_setting(name); });
+  for (spec::TestSpec& part : spec.with) keep_own_settings(part);
+}
 
 std::string describe(const spec::TestSpec& spec) {
   std::string what = describe_one(spec::workloads_of(spec).front());
@@ -78,9 +106,11 @@ std::string describe(const spec::TestSpec& spec) {
 void check(const spec::TestSpec& spec, const spec::Limits& limits) {
   spec::check_composition(spec, limits);
   const std::vector<spec::TestSpec> parts = spec::workloads_of(spec);
+  if (parts.size() > 1) check_side_by_side(parts);
   for (std::size_t k = 0; k < parts.size(); ++k) {
     try {
       const Workload& workload = of(parts[k]);
+      check_settings(parts[k], workload);
       spec::check_common(parts[k], limits);
       workload.check(parts[k], limits);
     } catch (const spec::SpecError& error) {

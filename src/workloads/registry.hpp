@@ -38,6 +38,10 @@ void check(const spec::TestSpec& spec, const spec::Limits& limits);
 // workloads follow ("..., with rr: 1 connection, 5 s").
 std::string describe(const spec::TestSpec& spec);
 
+// Drops the settings that `spec`'s workloads do not take: a profile from an older report (whose
+// every spec had rr's and transfers' fields), or one whose workload the command line changed.
+void keep_own_settings(spec::TestSpec& spec);
+
 // Whether the workload `spec` names (checked or not) sends datagrams: false for an unknown name.
 bool datagrams(const spec::TestSpec& spec) noexcept;
 

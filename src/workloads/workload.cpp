@@ -1,5 +1,8 @@
 #include "workloads/workload.hpp"
 
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -41,7 +44,7 @@ void check_no_bulk_options(const spec::TestSpec& spec) {
 
 void check_download_count(const spec::TestSpec& spec, const spec::Limits& limits) {
   auto refuse = [](const std::string& sentence) { throw spec::SpecError(sentence); };
-  const std::uint64_t count = spec.transfers.count;
+  const std::uint64_t count = part_of<transfers::TransfersSpec>(spec).count;
   if (count == 0) refuse("--transfers must be at least 1");
   if (count > limits.max_transfers)
     refuse("--transfers " + std::to_string(count) + " is above the cap of " + std::to_string(limits.max_transfers));

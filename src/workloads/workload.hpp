@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <asio/ip/tcp.hpp>
 #include <asio/ip/udp.hpp>
@@ -94,6 +95,9 @@ class Workload {
   // What ends its test, in a report's words ("20 transfers of 10 KiB ..."); empty when it is the
   // window (-t) or the byte count (-n).
   virtual std::string extent(const spec::TestSpec&) const { return {}; }
+  // Whether `name` is a field of its part of the spec (workloads/part.hpp); a spec with any other
+  // setting is refused.
+  virtual bool takes_setting(std::string_view) const { return false; }
   // Whether its flows are datagrams rather than byte streams: iperf3's protocol carries them as its
   // UDP test.
   virtual bool datagrams() const { return false; }

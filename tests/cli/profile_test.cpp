@@ -72,8 +72,13 @@ TEST_F(ProfileFile, ASpecIsTheTestTheCommandLineChanges) {
 TEST_F(ProfileFile, ACountedSpecHasNoWindow) {
   write(R"({"spec": {"total_bytes": 1000000}})");
   EXPECT_EQ(read().spec->duration_s, 0);
-  write(R"({"spec": {"workload": "rr", "messages": 100}})");
+  write(R"({"spec": {"workload": "rr", "settings": {"messages": 100}}})");
   EXPECT_EQ(read().spec->duration_s, 0);
+  // As a spec said its workload's settings before they were one object (protocol 2's reports).
+  write(R"({"spec": {"workload": "rr", "messages": 100, "transfers": 0}})");
+  Profile flat = read();
+  EXPECT_EQ(flat.spec->duration_s, 0);
+  EXPECT_EQ(flat.spec->settings.size(), 1u);
   write(R"({"spec": {"total_bytes": 1000000, "duration_s": 5}})");
   EXPECT_EQ(read().spec->duration_s, 5);
 }

@@ -7,6 +7,9 @@
 
 #include "cli/options.hpp"
 #include "util/units.hpp"
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::cli {
 namespace {
@@ -30,15 +33,17 @@ std::string usage_error(std::vector<std::string> args) {
 TEST(Options, UdpTakesIperf3sDefaultsAndItsOwnRules) {
   config::Config config = parse({"-c", "host", "-u"}).config;
   EXPECT_EQ(config.spec.workload, "udp");
-  EXPECT_EQ(config.spec.buffer, spec::kDefaultDatagram);
-  EXPECT_DOUBLE_EQ(config.spec.rate_bps, spec::kDefaultUdpRate);
-  EXPECT_TRUE(config.spec.udp.gso && config.spec.udp.gro && config.spec.udp.connected);
+  EXPECT_EQ(config.spec.buffer, workloads::udp::kDefaultDatagram);
+  EXPECT_DOUBLE_EQ(config.spec.rate_bps, workloads::udp::kDefaultUdpRate);
+  workloads::udp::UdpSpec udp = workloads::part_of<workloads::udp::UdpSpec>(config.spec);
+  EXPECT_TRUE(udp.gso && udp.gro && udp.connected);
   config = parse({"-c", "host", "-u", "-b", "0", "-l", "9000", "--no-gso", "--batch", "4", "--no-connect"}).config;
   EXPECT_DOUBLE_EQ(config.spec.rate_bps, 0);
   EXPECT_EQ(config.spec.buffer, 9000u);
-  EXPECT_FALSE(config.spec.udp.gso);
-  EXPECT_EQ(config.spec.udp.batch, 4u);
-  EXPECT_FALSE(config.spec.udp.connected);
+  udp = workloads::part_of<workloads::udp::UdpSpec>(config.spec);
+  EXPECT_FALSE(udp.gso);
+  EXPECT_EQ(udp.batch, 4u);
+  EXPECT_FALSE(udp.connected);
   EXPECT_NE(usage_error({"-c", "10.0.0.1", "-u", "-l", "65508"}).find("over IPv4"), std::string::npos);
   EXPECT_NE(usage_error({"-c", "::1", "-u", "-l", "65528"}).find("65527 over IPv6"), std::string::npos);
   EXPECT_EQ(usage_error({"-c", "::1", "-u", "-l", "65527"}), "");
@@ -99,9 +104,10 @@ TEST(Options, TransfersAndFileSends) {
   config::Config config =
       parse({"-c", "h", "100", "--transfers", "1000", "--size", "6M", "--reuse", "--save", "d", "--force"}).config;
   EXPECT_EQ(config.spec.connections, 100u);
-  EXPECT_EQ(config.spec.transfers.count, 1000u);
-  EXPECT_EQ(config.spec.transfers.size, 6u << 20);
-  EXPECT_TRUE(config.spec.transfers.reuse && config.force);
+  const auto transfers = workloads::part_of<workloads::transfers::TransfersSpec>(config.spec);
+  EXPECT_EQ(transfers.count, 1000u);
+  EXPECT_EQ(transfers.size, 6u << 20);
+  EXPECT_TRUE(transfers.reuse && config.force);
   EXPECT_EQ(config.save_dir, "d");
   config = parse({"-c", "h", "4", "-F", "file", "--hash", "sha256"}).config;
   EXPECT_EQ(config.file, "file");

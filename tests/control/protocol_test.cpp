@@ -59,7 +59,7 @@ TEST(TestRequestMessage, EveryFieldIsCheckedAgainstItsType) {
       {"connections", 1ull << 33}, {"recv_mode", "sendfile"}, {"recv_mode", 3},      {"buffer", -5},
       {"client_version", std::string(1000, 'x')},             {"total_bytes", -5},   {"type", "start"},
       {"client_threads", 0},       {"engine", "fast"},        {"rate_lowat", "no"},  {"hash", "md5"},
-      {"reuse", "yes"},            {"cpus", "0-3"},           {"iface_stats", "eth0"}, {"workload", 7},
+      {"settings", "yes"},         {"cpus", "0-3"},           {"iface_stats", "eth0"}, {"workload", 7},
       {"direction", "sideways"},   {"congestion", std::string(300, 'x')},
   };
   for (const Case& c : cases) {
@@ -67,7 +67,7 @@ TEST(TestRequestMessage, EveryFieldIsCheckedAgainstItsType) {
     message[c.field] = c.value;
     EXPECT_THROW(parse_test_request(message), ProtocolError) << c.field << " = " << c.value;
   }
-  for (const char* field : {"connections", "duration_s", "buffer", "recv_mode", "type", "workload", "msize"}) {
+  for (const char* field : {"connections", "duration_s", "buffer", "recv_mode", "type", "workload"}) {
     nlohmann::json message = valid_request();
     message.erase(field);
     EXPECT_THROW(parse_test_request(message), ProtocolError) << "without " << field;
@@ -78,7 +78,7 @@ TEST(TestRequestMessage, EveryFieldIsCheckedAgainstItsType) {
 // before they existed.
 TEST(TestRequestMessage, NewerFieldsTravelOnlyWhenSet) {
   const nlohmann::json plain = valid_request();
-  for (const char* field : {"direction", "send_mode", "rate_bps", "engine", "rate_lowat", "iface_stats", "messages"})
+  for (const char* field : {"direction", "send_mode", "rate_bps", "engine", "rate_lowat", "iface_stats", "settings"})
     EXPECT_FALSE(plain.contains(field)) << field;
   TestRequest request;
   request.spec.direction = spec::Direction::bidir;

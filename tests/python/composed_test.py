@@ -34,7 +34,7 @@ def run_profile(server, spec, *args, code=0):
 
 
 LOAD_WITH_PROBE = {"connections": 8, "direction": "reverse", "duration_s": 2,
-                   "with": [{"workload": "rr", "connections": 1, "msize": 64}]}
+                   "with": [{"workload": "rr", "connections": 1, "settings": {"msize": 64}}]}
 
 
 def check_exact(end, connections, what):
@@ -80,7 +80,7 @@ def reverse_load_and_a_probe_count_exactly_on_both_sides():
         check(mine["sum_received"]["bytes"] == peer["sum_received"]["bytes"], "client and server counts differ")
     ports = [c["local_port"] for start, _ in sections(document) for c in start["connected"]]
     check(len(set(ports)) == 9, f"nine distinct connections expected: {ports}")
-    check(document["start"]["testio"]["spec"]["with"] == [{"workload": "rr", "msize": 64}],
+    check(document["start"]["testio"]["spec"]["with"] == [{"workload": "rr", "settings": {"msize": 64}}],
           f"start.testio.spec.with: {document['start']['testio']['spec'].get('with')}")
 
 
@@ -148,7 +148,7 @@ def prometheus_file_labels_each_workloads_section():
     """Two request/response workloads beside a bulk one: each family once, a sample per workload,
     and the file passes promtool's check."""
     spec = {"connections": 2, "duration_s": 1,
-            "with": [{"workload": "rr"}, {"workload": "rr", "msize": 64}]}
+            "with": [{"workload": "rr"}, {"workload": "rr", "settings": {"msize": 64}}]}
     with tempfile.TemporaryDirectory() as scratch:
         path = os.path.join(scratch, "test.prom")
         with Server() as server:
@@ -224,7 +224,7 @@ def a_peer_of_another_protocol_version_hears_both_numbers():
             sock.sendall(harness.preamble(version=1))
             answer = harness.read_frame(sock)
     message = answer.get("message", "") if answer else ""
-    check(answer and answer["code"] == "version" and "version 1" in message and "version 2" in message,
+    check(answer and answer["code"] == "version" and "version 1" in message and "version 3" in message,
           f"the answer to a version 1 client: {answer}")
 
 

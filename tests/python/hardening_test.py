@@ -114,7 +114,7 @@ def hostile_control_messages_get_an_error_and_the_server_keeps_serving():
             (frame({"type": "test_request", "connections": -4, "duration_s": 1}), "connections"),
             (frame({"type": "test_request", "connections": 1, "duration_s": 1e30, "total_bytes": 0, "threads": 0,
                     "client_threads": 1, "buffer": 1, "window": 0, "recv_mode": "recv", "interval_s": 1,
-                    "omit_s": 0, "workload": "stream", "msize": 0, "depth": 1, "client_version": "x", "auth": ""}),
+                    "omit_s": 0, "workload": "stream", "client_version": "x", "auth": ""}),
              "-t 1e+30 is above the cap"),
             (frame({"type": "test_request", "connections": 1, "duration_s": 1, "total_bytes": 0, "threads": 0,
                     "client_threads": 1, "buffer": 1, "window": 0, "recv_mode": "recv", "interval_s": 1,
@@ -143,7 +143,7 @@ def hostile_control_messages_get_an_error_and_the_server_keeps_serving():
 def raw_request(connections, duration_s=0.0, total_bytes=0):
     return {"type": "test_request", "connections": connections, "duration_s": duration_s,
             "total_bytes": total_bytes, "threads": 0, "client_threads": 1, "buffer": 65536, "window": 0,
-            "recv_mode": "recv_into", "interval_s": 0, "omit_s": 0, "workload": "stream", "msize": 0, "depth": 1,
+            "recv_mode": "recv_into", "interval_s": 0, "omit_s": 0, "workload": "stream",
             "client_version": "raw", "auth": ""}
 
 

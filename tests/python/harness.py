@@ -187,9 +187,10 @@ def connect(port, timeout=10):
 
 
 PREAMBLE_MAGIC = b"\x9etio"
+PROTOCOL_VERSION = 3  # src/control/protocol.hpp's kProtocolVersion
 
 
-def preamble(kind=b"C", version=2, test_id=0, stream=0):
+def preamble(kind=b"C", version=PROTOCOL_VERSION, test_id=0, stream=0):
     return PREAMBLE_MAGIC + kind + bytes([version]) + b"\0\0" + struct.pack(">QI", test_id, stream) + b"\0" * 4
 
 

@@ -117,8 +117,8 @@ def splice_refuses_a_hashed_test_and_mmap_hashes():
             check(read_frame(control)["type"] == "hello", "no hello")
             request = {"type": "test_request", "connections": 1, "duration_s": 0.0, "total_bytes": 1000,
                        "threads": 0, "client_threads": 1, "buffer": 65536, "window": 0, "recv_mode": "splice",
-                       "hash": "sha1", "interval_s": 0, "omit_s": 0, "workload": "stream", "msize": 0,
-                       "depth": 1, "client_version": "raw", "auth": ""}
+                       "hash": "sha1", "interval_s": 0, "omit_s": 0, "workload": "stream",
+                       "client_version": "raw", "auth": ""}
             control.sendall(frame(request))
             answer = read_frame(control)
             check(answer and answer["type"] == "error" and answer["message"].endswith("so the server could not hash them"),

@@ -19,6 +19,9 @@
 #include "session/directions.hpp"
 #include "session/server.hpp"
 #include "workloads/registry.hpp"
+#include "workloads/part.hpp"
+#include "workloads/rr/rr.hpp"
+#include "workloads/transfers/transfers.hpp"
 #include "workloads/rr/rr_section.hpp"
 #include "workloads/transfers/transfers_section.hpp"
 
@@ -157,7 +160,7 @@ TEST(Lifecycles, RequestResponseCountsEveryMessage) {
   spec.workload = "rr";
   spec.connections = 3;
   spec.duration_s = 0;
-  spec.rr = {256, 1, 50};
+  workloads::set_part(spec, workloads::rr::RrSpec{256, 1, 50});
   ASSERT_EQ(run_client(client_of(server, spec), client, std::cout), 0);
   report::TestReport report = client.report();
   const auto* rr = report.section<workloads::rr::RrSection>();
@@ -165,7 +168,7 @@ TEST(Lifecycles, RequestResponseCountsEveryMessage) {
   EXPECT_EQ(rr->summary().messages, 150u);
   expect_counts_match(report);
   ASSERT_TRUE(eventually([&] { return server.reporter().ended(); }));
-  EXPECT_EQ(server.reporter().report().start.spec.rr.messages, 50u);
+  EXPECT_EQ(workloads::part_of<workloads::rr::RrSpec>(server.reporter().report().start.spec).messages, 50u);
 }
 
 TEST(Lifecycles, TransfersOpenTheirOwnConnectionsAndTheServerRoutesThem) {
@@ -175,7 +178,7 @@ TEST(Lifecycles, TransfersOpenTheirOwnConnectionsAndTheServerRoutesThem) {
   spec.workload = "transfers";
   spec.connections = 3;
   spec.duration_s = 0;
-  spec.transfers = {20, 10000, false};
+  workloads::set_part(spec, workloads::transfers::TransfersSpec{20, 10000, false});
   ASSERT_EQ(run_client(client_of(server, spec), client, std::cout), 0);
   report::TestReport report = client.report();
   const auto* transfers = report.section<workloads::transfers::TransfersSection>();
@@ -234,7 +237,7 @@ TEST(Lifecycles, TransfersLargerThanTheServedFileAreRefused) {
   spec::TestSpec spec;
   spec.workload = "transfers";
   spec.duration_s = 0;
-  spec.transfers = {1, 100, false};
+  workloads::set_part(spec, workloads::transfers::TransfersSpec{1, 100, false});
   EXPECT_EQ(run_client(client_of(server, spec), client, std::cout), 1);
   ASSERT_EQ(client.errors().size(), 1u);
   EXPECT_NE(client.errors()[0].find("is larger"), std::string::npos) << client.errors()[0];
@@ -258,7 +261,7 @@ TEST(ServerTestSteps, AttachTakesEachConnectionOnceAndOnlyWhileGathering) {
   EXPECT_EQ(test.attach(2, connection()), "stream 2 is beyond the test's 2 connections");
   spec.workload = "transfers";
   spec.duration_s = 0;
-  spec.transfers = {5, 10, false};
+  workloads::set_part(spec, workloads::transfers::TransfersSpec{5, 10, false});
   ServerTest transfers(io.get_executor(), 43, control::TestRequest{spec, 1, "test", ""}, server_parts(spec), {});
   EXPECT_EQ(transfers.attach(0, connection()), "the transfers have not started (or have ended)");
 }

@@ -7,6 +7,9 @@
 #include "control/protocol.hpp"
 #include "net/nic_counters.hpp"
 #include "session/server.hpp"
+#include "workloads/part.hpp"
+#include "workloads/rr/rr.hpp"
+#include "workloads/transfers/transfers.hpp"
 
 namespace testio::session {
 namespace {
@@ -73,18 +76,18 @@ TEST(Request, TransfersAndHashAreCheckedAgainstCaps) {
   request.spec.workload = "transfers";
   request.spec.connections = 100;
   request.spec.duration_s = 0;
-  request.spec.transfers = {1000, 6'000'000, true};
+  workloads::set_part(request.spec, workloads::transfers::TransfersSpec{1000, 6'000'000, true});
   control::TestRequest back = taken(control::to_json(request));
-  EXPECT_EQ(back.spec.transfers, request.spec.transfers);
+  EXPECT_EQ(back.spec.settings, request.spec.settings);
   auto rejects = [&](auto&& mutate) {
     nlohmann::json message = control::to_json(request);
     mutate(message);
     EXPECT_NE(refusal(message), "") << message.dump();
   };
-  rejects([](nlohmann::json& m) { m["transfers"] = 0; });
-  rejects([](nlohmann::json& m) { m["transfers"] = limits.max_transfers + 1; });
-  rejects([](nlohmann::json& m) { m["transfer_size"] = 0; });
-  rejects([](nlohmann::json& m) { m["transfer_size"] = limits.max_transfer_size + 1; });
+  rejects([](nlohmann::json& m) { m["settings"]["transfers"] = 0; });
+  rejects([](nlohmann::json& m) { m["settings"]["transfers"] = limits.max_transfers + 1; });
+  rejects([](nlohmann::json& m) { m["settings"]["transfer_size"] = 0; });
+  rejects([](nlohmann::json& m) { m["settings"]["transfer_size"] = limits.max_transfer_size + 1; });
   rejects([](nlohmann::json& m) { m["duration_s"] = 3; });
   rejects([](nlohmann::json& m) { m["direction"] = "reverse"; m["send_mode"] = "send"; m["rate_bps"] = 0; m["fq_rate_bps"] = 0; });
   rejects([](nlohmann::json& m) { m["hash"] = "sha1"; });
@@ -112,14 +115,20 @@ TEST(Request, DirectionsRunBulkTestsOnlyAndBidirCountsTwice) {
 TEST(Request, RrNeedsAMessageSizeAndTakesNoByteCount) {
   control::TestRequest request;
   request.spec.workload = "rr";
-  request.spec.rr = {100, 4, 0};
-  EXPECT_EQ(taken(control::to_json(request)).spec.rr, request.spec.rr);
+  workloads::set_part(request.spec, workloads::rr::RrSpec{100, 4, 0});
+  EXPECT_EQ(taken(control::to_json(request)).spec.settings, request.spec.settings);
   nlohmann::json message = control::to_json(request);
-  message["msize"] = 0;
+  message["settings"]["msize"] = 0;
   EXPECT_NE(refusal(message).find("--msize"), std::string::npos);
   message = control::to_json(request);
-  message["depth"] = 0;
+  message["settings"]["depth"] = 0;
   EXPECT_NE(refusal(message).find("--depth"), std::string::npos);
+  message = control::to_json(request);
+  message["settings"]["depth"] = "deep";  // each setting of its kind, which the workload's part says
+  EXPECT_NE(refusal(message).find("\"depth\" must be a whole number"), std::string::npos);
+  message = control::to_json(request);
+  message["settings"]["udp_batch"] = 4;  // another workload's
+  EXPECT_NE(refusal(message).find("not a setting of the rr workload"), std::string::npos);
   message = control::to_json(request);
   message["total_bytes"] = 10;
   message["duration_s"] = 0;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <variant>
+
 namespace testio::spec {
 namespace {
 
@@ -31,8 +33,11 @@ TestSpec everything_set() {
   spec.no_delay = true;
   spec.cpus = {0, 2};
   spec.iface_stats = std::vector<std::string>{"bond0"};
-  spec.rr = {4096, 8, 1000};
-  spec.transfers = {10, 20, true};
+  spec.settings.set("msize", std::uint64_t{4096});
+  spec.settings.set("depth", std::uint64_t{8});
+  spec.settings.set("reuse", true);
+  spec.settings.set("ratio", 0.25);
+  spec.settings.set("label", std::string("probe"));
   return spec;
 }
 
@@ -44,8 +49,9 @@ TEST(SpecJson, EveryFieldRoundTrips) {
 
 TEST(SpecJson, FieldsKeepTheirWireNames) {
   const nlohmann::json json = to_json(everything_set());
-  EXPECT_EQ(json["msize"], 4096);
-  EXPECT_EQ(json["transfer_size"], 20);
+  EXPECT_EQ(json["settings"]["msize"], 4096);
+  EXPECT_EQ(json["settings"]["reuse"], true);
+  EXPECT_EQ(json["settings"]["label"], "probe");
   EXPECT_EQ(json["rate_lowat"], false);
   EXPECT_EQ(json["recv_mode"], "mmap");
   EXPECT_EQ(json["hash"], "sha256");
@@ -64,6 +70,35 @@ TEST(SpecJson, AReportWritesEveryField) {
   EXPECT_EQ(report["send_mode"], "zerocopy");
   EXPECT_FALSE(report.contains("iface_stats"));
   EXPECT_EQ(spec_from_json(report), spec);
+}
+
+// A workload's settings travel as one object beside the spec's fields, by name: whole numbers,
+// numbers, truth values and texts, at most 32; the workload's part says which it takes.
+TEST(SpecJson, TheWorkloadsSettingsTravelAsOneObject) {
+  nlohmann::json message = to_json(TestSpec{});
+  EXPECT_FALSE(message.contains("settings"));
+  message["settings"] = {{"msize", 64}, {"skew", -1}, {"gso", false}};
+  const TestSpec spec = spec_from_json(message);
+  EXPECT_EQ(spec.settings.size(), 3u);
+  ASSERT_NE(spec.settings.find("msize"), nullptr);
+  EXPECT_EQ(std::get<std::uint64_t>(*spec.settings.find("msize")), 64u);
+  EXPECT_EQ(std::get<double>(*spec.settings.find("skew")), -1.0);
+  EXPECT_EQ(std::get<bool>(*spec.settings.find("gso")), false);
+  EXPECT_EQ(to_json(spec)["settings"], message["settings"]);
+  // Said in another order, the same settings make the same spec.
+  TestSpec reordered;
+  reordered.settings.set("skew", -1.0);
+  reordered.settings.set("gso", false);
+  reordered.settings.set("msize", std::uint64_t{64});
+  EXPECT_EQ(reordered.settings, spec.settings);
+  for (const nlohmann::json& bad : {nlohmann::json("x"), nlohmann::json{{"list", {1, 2}}},
+                                    nlohmann::json{{"note", std::string(300, 'x')}}}) {
+    message["settings"] = bad;
+    EXPECT_THROW(spec_from_json(message), SpecError) << bad;
+  }
+  message["settings"] = nlohmann::json::object();
+  for (int i = 0; i < 33; ++i) message["settings"]["s" + std::to_string(i)] = i;
+  EXPECT_THROW(spec_from_json(message), SpecError);
 }
 
 TEST(SpecJson, AProfileNamesOnlyWhatItChanges) {

@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "workloads/http/http_plan.hpp"
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
 
 namespace testio::workloads::http {
 namespace {
@@ -32,7 +34,7 @@ config::Config http_config(std::vector<std::string> urls, std::uint64_t count, c
   config::Config config;
   config.urls = std::move(urls);
   config.spec.workload = "http";
-  config.spec.transfers.count = count;
+  set_part(config.spec, transfers::TransfersSpec{count, 0, false});
   config.save_dir = save;
   return config;
 }

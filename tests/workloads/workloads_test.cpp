@@ -12,6 +12,8 @@
 #include "workloads/registry.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/rr/rr_section.hpp"
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
 
 namespace testio::workloads {
 namespace {
@@ -118,7 +120,7 @@ TEST(Rr, TheServerEchoesEveryMessage) {
   spec.workload = "rr";
   spec.connections = 2;
   spec.duration_s = 0;
-  spec.rr = {512, 2, 40};
+  set_part(spec, rr::RrSpec{512, 2, 40});
   auto client = rr::client_side(spec);
   auto server = workloads::of(spec).server(spec, {});
   SidesAgainstEachOther sides(*client, *server);
@@ -161,7 +163,7 @@ TEST(Registry, EveryWorkloadByItsNameAndItsOwnRules) {
   spec.workload = "transfers";
   spec.duration_s = 0;
   EXPECT_NE(broken_rule(spec).find("--transfers must be at least 1"), std::string::npos);
-  spec.transfers = {10, 1000, false};
+  set_part(spec, transfers::TransfersSpec{10, 1000, false});
   EXPECT_EQ(broken_rule(spec), "");
   spec.omit_s = 1;
   EXPECT_NE(broken_rule(spec).find("-O"), std::string::npos);
@@ -182,6 +184,32 @@ TEST(Registry, EachWorkloadOfACompositionKeepsItsOwnRules) {
   spec.with[0] = probe;
   spec.connections = 0;
   EXPECT_EQ(broken_rule(spec).rfind("workload 1 (stream): ", 0), 0u) << broken_rule(spec);
+  // A workload's own count (--num) ends it apart from the window: not beside another.
+  spec.connections = 1;
+  set_part(spec.with[0], rr::RrSpec{64, 1, 100});
+  EXPECT_NE(broken_rule(spec).find("workload 2 (rr) is counted"), std::string::npos) << broken_rule(spec);
+}
+
+// A workload's part of the spec is its own: the settings it takes, each of its kind; the command
+// line drops another's (an older report's, one the command line's workload replaced).
+TEST(Registry, AWorkloadTakesOnlyItsOwnSettings) {
+  spec::TestSpec spec;
+  spec.workload = "rr";
+  set_part(spec, rr::RrSpec{64, 4, 0});
+  EXPECT_EQ(broken_rule(spec), "");
+  EXPECT_EQ(part_of<rr::RrSpec>(spec).depth, 4u);
+  spec.settings.set("transfers", std::uint64_t{3});
+  EXPECT_EQ(broken_rule(spec), "field \"transfers\" is not a setting of the rr workload");
+  keep_own_settings(spec);
+  EXPECT_EQ(broken_rule(spec), "");
+  EXPECT_EQ(spec.settings.find("transfers"), nullptr);
+  spec.settings.set("depth", true);
+  EXPECT_EQ(broken_rule(spec), "field \"depth\" must be a whole number >= 0");
+  spec.settings.set("depth", std::uint64_t{1} << 40);
+  EXPECT_EQ(broken_rule(spec), "field \"depth\" is out of range");
+  spec = {};
+  spec.settings.set("msize", std::uint64_t{64});
+  EXPECT_EQ(broken_rule(spec), "field \"msize\" is not a setting of the stream workload");
 }
 
 TEST(Layouts, WhoSendsOnEachConnection) {

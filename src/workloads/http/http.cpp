@@ -8,6 +8,8 @@
 #include "util/units.hpp"
 #include "workloads/http/http_plan.hpp"
 #include "workloads/http/http_streams.hpp"
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
 #include "workloads/transfers/transfers_section.hpp"
 
 namespace testio::workloads::http {
@@ -62,8 +64,8 @@ transfers::TransfersSummary summarize(const HttpPlan& plan, const std::vector<st
 
 // What ends a test of downloads, in the report's words.
 std::string downloads_extent(const spec::TestSpec& spec) {
-  return std::to_string(spec.transfers.count) + " downloads on " + (spec.transfers.reuse ? "kept" : "fresh") +
-         " connections";
+  const transfers::TransfersSpec downloads = part_of<transfers::TransfersSpec>(spec);
+  return std::to_string(downloads.count) + " downloads on " + (downloads.reuse ? "kept" : "fresh") + " connections";
 }
 
 // One HttpSlot per slot; the slots of a worker share its CurlLoop. Owner: the lifecycle (control
@@ -122,6 +124,8 @@ class Http final : public Workload {
   }
 
   std::string extent(const spec::TestSpec& spec) const override { return downloads_extent(spec); }
+  // Its count and --reuse are a transfers test's (its --size is the servers' to say).
+  bool takes_setting(std::string_view name) const override { return part_has<transfers::TransfersSpec>(name); }
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
     return std::make_unique<DownloadSide>(config, spec);
   }

@@ -1,5 +1,8 @@
 #include "workloads/http/http_plan.hpp"
 
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
+
 #include <curl/curl.h>
 
 #include <cstdio>
@@ -63,8 +66,9 @@ std::unique_ptr<HttpPlan> make_http_plan(const config::Config& config) {
   auto plan = std::make_unique<HttpPlan>();
   plan->urls = config.urls;
   plan->numbered = plan->urls.size() == 1 && plan->urls.front().find(kNumberToken) != std::string::npos;
-  plan->count = spec.transfers.count;
-  plan->reuse = spec.transfers.reuse;
+  const transfers::TransfersSpec downloads = part_of<transfers::TransfersSpec>(spec);
+  plan->count = downloads.count;
+  plan->reuse = downloads.reuse;
   plan->follow_redirects = config.follow_redirects;
   plan->insecure = config.insecure;
   plan->max_time_ms = static_cast<long>(config.max_time_s * 1000);

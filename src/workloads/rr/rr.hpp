@@ -1,8 +1,8 @@
-// Request/response ("rr"): the client keeps spec.rr.depth messages of spec.rr.message_size bytes
-// outstanding on each connection and times each echo; the server echoes. Reports messages/s and
+// Request/response ("rr"): the client keeps --depth messages of --msize bytes outstanding on each connection and times each echo; the server echoes. Reports messages/s and
 // latency percentiles.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "options/given.hpp"
@@ -12,6 +12,20 @@
 namespace testio::workloads::rr {
 
 const Workload& workload();
+
+// Its part of the spec (workloads/part.hpp).
+struct RrSpec {
+  std::uint64_t message_size = 1024;  // --msize: bytes per request and per echo
+  std::uint32_t depth = 1;            // --depth: requests outstanding per connection
+  std::uint64_t messages = 0;         // --num: requests per connection; 0 = for -t seconds
+
+  template <typename Part, typename Visit>
+  static void fields(Part& part, Visit&& visit) {
+    visit("msize", part.message_size);
+    visit("depth", part.depth);
+    visit("messages", part.messages);
+  }
+};
 
 // Its options group (rr_options.cpp): --rr and what it sends.
 void add_options(options::OptionTable& table);

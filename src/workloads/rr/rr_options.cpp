@@ -2,6 +2,7 @@
 #include "workloads/rr/rr.hpp"
 
 #include "options/parsing.hpp"
+#include "workloads/part.hpp"
 #include "util/units.hpp"
 
 namespace testio::workloads::rr {
@@ -24,12 +25,15 @@ void fill_options(const options::ParsedOptions& args, config::Config& config, op
   given.rr = args.count("rr") > 0;
   if (given.rr) spec.workload = "rr";
   given.rr_options = args.count("msize") || args.count("num") || args.count("depth");
-  if (auto size = options::typed(args, "msize")) spec.rr.message_size = util::parse_size(*size, "--msize");
-  if (auto count = options::typed(args, "num")) {
-    given.num = true;
-    spec.rr.messages = util::parse_count(*count, "--num");
-  }
-  if (auto depth = options::typed(args, "depth")) spec.rr.depth = options::parse_u32(*depth, "--depth");
+  given.num = args.count("num") > 0;
+  if (!spec.is("rr") && !given.rr_options) return;  // (typed without --rr: check_options says so)
+  RrSpec rr = part_of<RrSpec>(spec);
+  if (auto size = options::typed(args, "msize")) rr.message_size = util::parse_size(*size, "--msize");
+  if (auto count = options::typed(args, "num")) rr.messages = util::parse_count(*count, "--num");
+  // A profile's count gives way to -t typed here (one typed beside -t is refused as such).
+  if (!given.num && args.count("time")) rr.messages = 0;
+  if (auto depth = options::typed(args, "depth")) rr.depth = options::parse_u32(*depth, "--depth");
+  set_part(spec, rr);
 }
 
 // --rr: what was typed for it, and what was typed that does not go with it.
@@ -38,9 +42,10 @@ void check_options(const config::Config& config, const options::GivenOptions& gi
     if (given.rr_options) throw UsageError("--msize, --num and --depth apply to --rr tests");
     return;
   }
-  if (given.num && config.spec.rr.messages == 0) throw UsageError("--num must be at least 1");
+  const RrSpec rr = part_of<RrSpec>(config.spec);
+  if (given.num && rr.messages == 0) throw UsageError("--num must be at least 1");
   // (A server takes such a request, which older clients sent for --num: only the client counts.)
-  if (!config.spec.timed() && config.spec.rr.messages == 0)
+  if (!config.spec.timed() && rr.messages == 0)
     throw UsageError("an rr test needs -t seconds or --num messages");
   if (given.num && given.time) throw UsageError("--num and -t exclude each other: count messages or time them");
   if (given.bytes) throw UsageError("-n counts bytes of a bulk test; --rr counts messages with --num");

@@ -1,5 +1,8 @@
 #include "workloads/transfers/transfer_plan.hpp"
 
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -20,11 +23,12 @@ std::unique_ptr<TransferPlan> make_transfer_plan(const config::Config& config, c
   plan->server = server;
   if (!config.bind_address.empty()) plan->source = asio::ip::make_address(config.bind_address);
   plan->device = config.bind_device;
-  plan->count = spec.transfers.count;
-  plan->size = spec.transfers.size;
+  const TransfersSpec transfers = part_of<TransfersSpec>(spec);
+  plan->count = transfers.count;
+  plan->size = transfers.size;
   plan->read_size = static_cast<std::size_t>(spec.buffer);
   plan->window = spec.window;
-  plan->reuse = spec.transfers.reuse;
+  plan->reuse = transfers.reuse;
   plan->save_dir = config.save_dir;
   plan->force = config.force;
   return plan;

@@ -6,6 +6,7 @@
 #include "util/log.hpp"
 #include "util/pattern.hpp"
 #include "util/units.hpp"
+#include "workloads/part.hpp"
 #include "workloads/transfers/transfer_plan.hpp"
 #include "workloads/transfers/transfer_streams.hpp"
 
@@ -23,15 +24,16 @@ DirectionLayout slots_of(const spec::TestSpec& spec) { return {spec.connections,
 // lifecycle (control thread); each tally is written by its slot's worker and read once they stopped.
 // What ends a test of transfers, in the report's words.
 std::string transfers_extent(const spec::TestSpec& spec) {
-  return std::to_string(spec.transfers.count) + " transfers of " + util::format_size(spec.transfers.size) +
-         " from the server on " + (spec.transfers.reuse ? "kept" : "fresh") + " connections";
+  const TransfersSpec transfers = part_of<TransfersSpec>(spec);
+  return std::to_string(transfers.count) + " transfers of " + util::format_size(transfers.size) +
+         " from the server on " + (transfers.reuse ? "kept" : "fresh") + " connections";
 }
 
 class DownloadSide final : public TestSide {
  public:
   DownloadSide(const config::Config& config, const spec::TestSpec& spec)
       : config_(config), spec_(spec), tallies_(std::make_unique<TransferTally[]>(spec.connections)) {
-    if (!config.save_dir.empty()) check_save_directory(config, spec.transfers.count);
+    if (!config.save_dir.empty()) check_save_directory(config, part_of<TransfersSpec>(spec).count);
   }
 
   DirectionLayout layout() const override { return slots_of(spec_); }
@@ -74,10 +76,11 @@ class DownloadSide final : public TestSide {
 // lifecycle (control thread); the sources belong to their workers.
 class ServeSide final : public TestSide {
  public:
-  ServeSide(const spec::TestSpec& spec, const util::MappedFile* served) : spec_(spec) {
-    if (served && spec.transfers.size > served->size())
+  ServeSide(const spec::TestSpec& spec, const util::MappedFile* served)
+      : spec_(spec), transfers_(part_of<TransfersSpec>(spec)) {
+    if (served && transfers_.size > served->size())
       throw std::runtime_error("this server serves " + served->path() + " (" + std::to_string(served->size()) +
-                               " bytes): a transfer of " + std::to_string(spec.transfers.size) + " bytes is larger");
+                               " bytes): a transfer of " + std::to_string(transfers_.size) + " bytes is larger");
     // Each transfer is a prefix of the served file, or a generated block repeated.
     if (served) {
       payload_ = served->data();
@@ -96,7 +99,7 @@ class ServeSide final : public TestSide {
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
     auto source = std::make_unique<TransferSource>(place.counters, payload_, payload_size_, spec_.buffer,
-                                                   spec_.transfers.size, spec_.transfers.reuse, std::move(place.done));
+                                                   transfers_.size, transfers_.reuse, std::move(place.done));
     if (sources_.size() <= place.index) sources_.resize(place.index + 1, nullptr);
     sources_[place.index] = source.get();
     return source;
@@ -113,6 +116,7 @@ class ServeSide final : public TestSide {
 
  private:
   spec::TestSpec spec_;
+  TransfersSpec transfers_;
   util::PageBuffer generated_;
   const char* payload_ = nullptr;
   std::size_t payload_size_ = 0;
@@ -123,13 +127,14 @@ class Transfers final : public Workload {
  public:
   void check(const spec::TestSpec& spec, const spec::Limits& limits) const override {
     check_download_count(spec, limits);
-    const std::uint64_t size = spec.transfers.size;
+    const std::uint64_t size = part_of<TransfersSpec>(spec).size;
     if (size == 0) refuse("--size must be at least 1 byte");
     if (size > limits.max_transfer_size)
       refuse("--size " + util::format_size(size) + " is above the cap of " + util::format_size(limits.max_transfer_size));
   }
 
   std::string extent(const spec::TestSpec& spec) const override { return transfers_extent(spec); }
+  bool takes_setting(std::string_view name) const override { return part_has<TransfersSpec>(name); }
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
     return std::make_unique<DownloadSide>(config, spec);
   }

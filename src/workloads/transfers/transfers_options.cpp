@@ -4,6 +4,7 @@
 
 #include "workloads/transfers/transfers.hpp"
 #include "options/parsing.hpp"
+#include "workloads/part.hpp"
 #include "util/units.hpp"
 #include "workloads/http/http_plan.hpp"
 
@@ -47,10 +48,7 @@ void fill_http(const options::ParsedOptions& args, config::Config& config, optio
     config.max_time_s = util::parse_seconds(*seconds, "--max-time");
     if (config.max_time_s < 0.001) throw UsageError("--max-time must be at least 1 ms");
   }
-  if (config.urls.empty()) return;
-  config.spec.workload = "http";
-  // A URL alone is one download; a list, each of its URLs once.
-  if (!given.transfers) config.spec.transfers.count = given.urls ? config.urls.size() : 1;
+  if (!config.urls.empty()) config.spec.workload = "http";
 }
 
 }  // namespace
@@ -79,23 +77,28 @@ void add_options(options::OptionTable& table) {
 
 void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
+  TransfersSpec transfers = part_of<TransfersSpec>(spec);
   if (auto count = options::typed(args, "transfers")) {
     given.transfers = true;
     spec.workload = "transfers";
-    spec.transfers.count = util::parse_count(*count, "--transfers");
+    transfers.count = util::parse_count(*count, "--transfers");
   }
   if (auto size = options::typed(args, "size")) {
     given.size = true;
-    spec.transfers.size = util::parse_size(*size, "--size");
+    transfers.size = util::parse_size(*size, "--size");
   }
   given.reuse = args.count("reuse") > 0;
-  if (given.reuse) spec.transfers.reuse = true;
+  if (given.reuse) transfers.reuse = true;
   if (auto dir = options::typed(args, "save")) {
     given.save = true;
     config.save_dir = *dir;
   }
   config.force = given.force = args.count("force") > 0;
   fill_http(args, config, given);
+  // A URL alone is one download; a list, each of its URLs once.
+  if (spec.is("http") && !given.transfers) transfers.count = given.urls ? config.urls.size() : 1;
+  // Its settings go with its tests (typed without --transfers: check_options says so).
+  if (spec.is("transfers") || spec.is("http") || given.size || given.reuse) set_part(spec, transfers);
 }
 
 void check_options(const config::Config& config, const options::GivenOptions& given) {

@@ -8,6 +8,7 @@
 
 #include "stats/summary.hpp"
 #include "util/log.hpp"
+#include "workloads/part.hpp"
 #include "workloads/udp/datagram.hpp"
 #include "workloads/udp/udp_flow.hpp"
 
@@ -22,7 +23,7 @@ constexpr std::uint32_t kMaxBatch = 1024;
 class UdpSide final : public TestSide {
  public:
   UdpSide(Side side, const spec::TestSpec& spec, Wire wire = Wire::testio)
-      : side_(side), spec_(spec), wire_(wire), layout_(DirectionLayout::of(spec.direction, spec.connections)),
+      : side_(side), spec_(spec), udp_(part_of<UdpSpec>(spec)), wire_(wire), layout_(DirectionLayout::of(spec.direction, spec.connections)),
         flows_(layout_.total(), nullptr), host_at_start_(net::read_udp_counters()) {}
 
   DirectionLayout layout() const override { return layout_; }
@@ -57,7 +58,7 @@ class UdpSide final : public TestSide {
     UdpSummary udp;
     udp.datagram = spec_.buffer;
     udp.rate_bps = spec_.rate_bps;
-    udp.asked = spec_.udp;
+    udp.asked = udp_;
     if (paths_.gso_refused) udp.fallbacks.push_back("gso");
     if (paths_.gro_refused) udp.fallbacks.push_back("gro");
     if (paths_.drops_unknown) udp.fallbacks.push_back("socket_drops");
@@ -79,10 +80,10 @@ class UdpSide final : public TestSide {
     const bool forward = layout_.is_forward(place.index);
     FlowSettings settings;
     settings.datagram = static_cast<std::size_t>(spec_.buffer);
-    settings.batch = spec_.udp.batch;
-    settings.gso = spec_.udp.gso;
-    settings.gro = spec_.udp.gro;
-    settings.connected = spec_.udp.connected || side_ == Side::server || wire_ != Wire::testio;
+    settings.batch = udp_.batch;
+    settings.gso = udp_.gso;
+    settings.gro = udp_.gro;
+    settings.connected = udp_.connected || side_ == Side::server || wire_ != Wire::testio;
     settings.window = spec_.window;
     settings.rate_bps = spec_.rate_bps;
     settings.quota = stats::share_of_total(spec_.total_bytes, layout_.count(forward), layout_.index_in_direction(place.index));
@@ -95,6 +96,7 @@ class UdpSide final : public TestSide {
 
   Side side_;
   spec::TestSpec spec_;
+  UdpSpec udp_;
   Wire wire_;
   DirectionLayout layout_;
   FastPaths paths_;
@@ -114,7 +116,8 @@ class Udp final : public Workload {
              " is more than a UDP datagram holds: at most 65507 bytes over IPv4, 65527 over IPv6");
     if (spec.total_bytes && spec.total_bytes / spec.connections < kTestioHeader)
       refuse("-n gives each flow fewer than 32 bytes, less than one datagram's header");
-    if (spec.udp.batch == 0 || spec.udp.batch > kMaxBatch) refuse("--batch must be from 1 to 1024");
+    const std::uint32_t batch = part_of<UdpSpec>(spec).batch;
+    if (batch == 0 || batch > kMaxBatch) refuse("--batch must be from 1 to 1024");
     if (spec.engine != spec::Engine::asio)
       refuse("-u runs on the asio engine; --engine threads and uring carry TCP streams");
     if (spec.hash != util::HashKind::none) refuse("-F and --hash go with TCP streams, not -u");
@@ -125,6 +128,7 @@ class Udp final : public Workload {
   }
 
   bool datagrams() const override { return true; }
+  bool takes_setting(std::string_view name) const override { return part_has<UdpSpec>(name); }
 
   std::unique_ptr<TestSide> client(const config::Config&, spec::TestSpec& spec) const override {
     return std::make_unique<UdpSide>(Side::client, spec);

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include "options/parsing.hpp"
+#include "workloads/part.hpp"
 #include "util/units.hpp"
 
 namespace testio::workloads::udp {
@@ -29,15 +30,19 @@ void fill_options(const options::ParsedOptions& args, config::Config& config, op
   given.udp = args.count("udp") > 0;
   given.udp_options = args.count("no-gso") || args.count("no-gro") || args.count("batch") || args.count("no-connect");
   if (given.udp) spec.workload = "udp";
-  if (args.count("no-gso")) spec.udp.gso = false;
-  if (args.count("no-gro")) spec.udp.gro = false;
-  if (args.count("no-connect")) spec.udp.connected = false;
-  if (auto batch = options::typed(args, "batch")) spec.udp.batch = options::parse_u32(*batch, "--batch");
   config.udp_counters_64bit = given.udp_counters_64bit = args.count("udp-counters-64bit") > 0;
+  // Its settings go with its tests (typed without -u: check_options says so).
+  if (!spec.is("udp") && !given.udp_options) return;
+  UdpSpec udp = part_of<UdpSpec>(spec);
+  if (args.count("no-gso")) udp.gso = false;
+  if (args.count("no-gro")) udp.gro = false;
+  if (args.count("no-connect")) udp.connected = false;
+  if (auto batch = options::typed(args, "batch")) udp.batch = options::parse_u32(*batch, "--batch");
+  set_part(spec, udp);
   if (!spec.is("udp") || !given.udp) return;
   // iperf3's defaults where this command line (or its profile) chose none.
-  if (!given.buffer && !given.profile_buffer) spec.buffer = spec::kDefaultDatagram;
-  if (!given.rate && !given.total_rate) spec.rate_bps = spec::kDefaultUdpRate;
+  if (!given.buffer && !given.profile_buffer) spec.buffer = kDefaultDatagram;
+  if (!given.rate && !given.total_rate) spec.rate_bps = kDefaultUdpRate;
 }
 
 void check_options(const config::Config& config, const options::GivenOptions& given) {

@@ -11,13 +11,14 @@
 #include "net/udp_counters.hpp"
 #include "report/section.hpp"
 #include "spec/test_spec.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::workloads::udp {
 
 struct UdpSummary {
   std::uint64_t datagram = 0;              // -l
   double rate_bps = 0;                     // asked per flow; 0 = unpaced
-  spec::UdpSpec asked;                     // the fast paths asked for
+  UdpSpec asked;                           // the fast paths asked for
   std::vector<std::string> fallbacks;      // this side's fast paths the kernel refused
   bool host_counted = false;               // this host's UDP counters could be read
   net::UdpCounters host;                   // ... and what they moved over the test
