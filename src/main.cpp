@@ -62,12 +62,14 @@ int run(const testio::config::Config& config, testio::report::Reporter& reporter
   if (config.mesh) return testio::mesh::run_mesh(config, testio::util::own_binary());
   if (config.iperf3) return testio::iperf3::run_iperf3_client(config, reporter);
   if (!server) return testio::session::run_client(config, reporter, out);
-  if (config.raw) return testio::session::run_raw_server(config, out);
   // Every test's report passes through the server's counters (--metrics).
   testio::metrics::ServerMetrics metrics(reporter);
-  // Stock iperf3 clients share the port; their cookie tells them apart from testio's magic.
-  testio::iperf3::Iperf3Clients iperf3_clients(config, metrics);
-  return testio::session::run_server(config, metrics, &iperf3_clients);
+  // The server's peers beside testio's own clients: plain senders (--raw: every connection), or
+  // stock iperf3 clients, which share the port and are told apart by their cookie.
+  std::unique_ptr<testio::session::ForeignClients> peers =
+      config.raw ? testio::session::raw_clients(config, out)
+                 : std::make_unique<testio::iperf3::Iperf3Clients>(config, metrics);
+  return testio::session::run_server(config, metrics, peers.get());
 }
 
 }  // namespace

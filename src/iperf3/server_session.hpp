@@ -31,6 +31,7 @@ class Iperf3Clients final : public session::ForeignClients {
   bool take_datagram(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from,
                      std::uint16_t port) override;
   std::pair<std::uint64_t, std::uint64_t> bytes_so_far() const noexcept override;
+  metrics::Protocol protocol() const noexcept override { return metrics::Protocol::iperf3; }
 
  private:
   // The test's steps, in the order run_test() takes them.

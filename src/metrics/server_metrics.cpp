@@ -14,7 +14,7 @@ using G = MetricType;
 constexpr std::size_t kMaxPeers = 1024;
 
 const char* const kRefusalNames[] = {"busy", "auth", "invalid", "not_allowed", "handshakes", "version", "unsupported"};
-const char* const kProtocolNames[] = {"testio", "iperf3"};
+const char* const kProtocolNames[] = {"testio", "iperf3", "raw"};
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -78,9 +78,9 @@ std::string ServerMetrics::exposition(const ServerState& state) const {
   out.single("testio_connections_accepted_total", G::counter, "TCP connections accepted on the test port",
              static_cast<double>(connections_accepted_));
   out.family("testio_tests_served_total", G::counter, "Tests that got under way, by the protocol the client spoke");
-  for (std::size_t i = 0; i < 2; ++i) out.sample(static_cast<double>(served_[i]), {{"protocol", kProtocolNames[i]}});
+  for (std::size_t i = 0; i < kProtocols; ++i) out.sample(static_cast<double>(served_[i]), {{"protocol", kProtocolNames[i]}});
   out.family("testio_tests_failed_total", G::counter, "Tests that got under way and did not succeed");
-  for (std::size_t i = 0; i < 2; ++i) out.sample(static_cast<double>(failed_[i]), {{"protocol", kProtocolNames[i]}});
+  for (std::size_t i = 0; i < kProtocols; ++i) out.sample(static_cast<double>(failed_[i]), {{"protocol", kProtocolNames[i]}});
   out.family("testio_tests_refused_total", G::counter, "Connections or tests refused before a test began, by reason");
   for (std::size_t i = 0; i < 7; ++i) {
     const std::uint64_t count = refused_[i] + (i == static_cast<std::size_t>(Refusal::busy) ? state.busy_refusals : 0);

@@ -15,7 +15,8 @@
 namespace testio::metrics {
 
 enum class Refusal { busy, auth, invalid, not_allowed, handshakes, version, unsupported };
-enum class Protocol { testio, iperf3 };
+enum class Protocol { testio, iperf3, raw };
+inline constexpr std::size_t kProtocols = 3;
 
 // What only the server knows when it is scraped.
 struct ServerState {
@@ -60,7 +61,7 @@ class ServerMetrics : public report::Reporter {
   double started_unix_s_;
   std::uint64_t connections_accepted_ = 0;
   std::uint64_t refused_[7] = {};
-  std::uint64_t served_[2] = {}, failed_[2] = {};
+  std::uint64_t served_[kProtocols] = {}, failed_[kProtocols] = {};
   std::uint64_t received_bytes_ = 0, sent_bytes_ = 0;
   std::map<std::string, PeerResult> peers_;  // by peer address; the oldest go beyond kMaxPeers
 };

@@ -5,16 +5,17 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 
-#include <asio/io_context.hpp>
+#include <asio/any_io_executor.hpp>
 #include <asio/steady_timer.hpp>
 
 namespace testio::session {
 
 class LogLimiter {
  public:
-  explicit LogLimiter(asio::io_context& io) : io_(io) {}
+  explicit LogLimiter(asio::any_io_executor io) : io_(std::move(io)) {}
 
   // `reason` groups the lines that count as the same ("not in --allow"); `line` is this one's
   // whole sentence, printed when its reason has been quiet for a second.
@@ -29,7 +30,7 @@ class LogLimiter {
   };
   void print_held(Reason& reason);
 
-  asio::io_context& io_;
+  asio::any_io_executor io_;
   std::map<std::string, Reason> reasons_;
 };
 

@@ -1,17 +1,18 @@
 // --raw: plain TCP with no testio protocol. The server is a sink any nc/socat/script can send to;
-// it prints bytes, elapsed time, rate, calls and a digest of what crossed. (The client's side of
+// it prints bytes, elapsed time, rate, calls and a digest of what crossed (raw_clients.cpp). (The client's side of
 // --raw is a peer of the one client lifecycle: plain_peer.cpp.)
 #pragma once
 
+#include <memory>
 #include <ostream>
 
 #include "config/config.hpp"
-#include "report/reporter.hpp"
+#include "session/foreign_clients.hpp"
 
 namespace testio::session {
 
-// `testio -s --raw`: one report line per connection as it closes, until a signal (or, with -1,
-// after one connection). Returns the exit code.
-int run_raw_server(const config::Config& config, std::ostream& out);
+// `testio -s --raw`'s peers, for run_server(): one report line per connection as it closes (and
+// a peer address's connections summed together), until a signal or, with -1, one connection.
+std::unique_ptr<ForeignClients> raw_clients(const config::Config& config, std::ostream& out);
 
 }  // namespace testio::session

@@ -5,7 +5,7 @@
 
 namespace testio::session {
 
-PeerGroups::PeerGroups(asio::io_context& io, double interval_s, std::ostream& out, config::OutputFormat format,
+PeerGroups::PeerGroups(asio::any_io_executor io, double interval_s, std::ostream& out, config::OutputFormat format,
                        char unit)
     : io_(io), interval_s_(interval_s), out_(out), format_(format), unit_(unit) {}
 

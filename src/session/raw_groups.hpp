@@ -2,7 +2,7 @@
 // group (a multi-connection sender, as iperf2's server groups a -P client). Once a group has two
 // or more, it is reported each interval and summed when its last connection has closed and no
 // other has arrived for kLinger (a sender's later connections may be accepted only after its
-// first ones finished); each connection still gets its own line from the sink. Owner: the raw server's control thread; the
+// first ones finished); each connection still gets its own line from the sink. Owner: the server's control thread; the
 // progress counters it reads are written by the workers' sinks.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <asio/io_context.hpp>
+#include <asio/any_io_executor.hpp>
 #include <asio/steady_timer.hpp>
 
 #include "config/config.hpp"
@@ -26,7 +26,7 @@ namespace testio::session {
 class PeerGroups {
  public:
   // `interval_s` 0: no interval lines, only the sums.
-  PeerGroups(asio::io_context& io, double interval_s, std::ostream& out, config::OutputFormat format, char unit);
+  PeerGroups(asio::any_io_executor io, double interval_s, std::ostream& out, config::OutputFormat format, char unit);
 
   // Connection `id` from `address` was accepted; its sink publishes what it has read in `progress`.
   void joined(const std::string& address, std::uint64_t id, workloads::RawSink::Progress progress);
@@ -44,7 +44,7 @@ class PeerGroups {
     workloads::RawSink::Progress progress;
   };
   struct Group {
-    explicit Group(asio::io_context& io) : ticker(io), linger(io) {}
+    explicit Group(const asio::any_io_executor& io) : ticker(io), linger(io) {}
     Clock::time_point start = Clock::now();
     std::vector<Member> open;
     report::RawGroupSum sum;          // connections so far; bytes and calls of those closed
@@ -64,7 +64,7 @@ class PeerGroups {
   // Prints the last interval and the sum, and forgets the group.
   void end(std::map<std::string, std::unique_ptr<Group>>::iterator found);
 
-  asio::io_context& io_;
+  asio::any_io_executor io_;
   double interval_s_;
   std::ostream& out_;
   config::OutputFormat format_;

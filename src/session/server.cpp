@@ -67,7 +67,7 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
       acceptor_(open_acceptor(io, config)),
       allowed_(net::AccessList::parse(config.allow)),
       foreign_(foreign),
-      log_(io),
+      log_(io.get_executor()),
       udp_door_(io, acceptor_.local_endpoint(), config, allowed_,
                 [this](std::uint64_t id) {
                   auto test = tests_.find(id);
@@ -88,6 +88,7 @@ void Server::stop() noexcept {
   asio::error_code ignored;
   acceptor_.close(ignored);
   udp_door_.close();
+  if (foreign_) foreign_->stop();
 }
 
 std::uint64_t Server::new_test_id() {
@@ -104,7 +105,10 @@ void Server::note_concurrency() noexcept {
 }
 
 asio::awaitable<void> Server::serve() {
-  spdlog::info("listening on {}", control::endpoint_text(acceptor_.local_endpoint()));
+  const std::string endpoint = control::endpoint_text(acceptor_.local_endpoint());
+  spdlog::info("{}", foreign_ ? foreign_->listening(endpoint) : "listening on " + endpoint);
+  // A peer whose every connection is a whole test takes one connection with -1.
+  const bool one_connection = config_.one_off && foreign_ && foreign_->takes_every_connection();
   if (udp_door_.open()) asio::co_spawn(io_, udp_door_.serve(), asio::detached);
   for (;;) {
     asio::error_code error;
@@ -127,6 +131,11 @@ asio::awaitable<void> Server::serve() {
       continue;  // the socket closes as it goes out of scope
     }
     if (!admit_at_the_door(socket, peer)) continue;
+    if (one_connection) {  // no other is accepted; the server stops once it is served
+      acceptor_.close(error);
+      co_await handle_connection(std::move(socket));
+      co_return;
+    }
     asio::co_spawn(io_, handle_connection(std::move(socket)), asio::detached);
   }
 }
@@ -169,10 +178,24 @@ void Server::answer_at_the_door(tcp::socket& socket, const std::string& refusal)
   socket.send(asio::buffer(frame), 0, ignored);
 }
 
+asio::awaitable<void> Server::serve_foreign(tcp::socket socket, std::array<unsigned char, 4> first,
+                                           std::chrono::steady_clock::duration handshake_limit) {
+  std::optional<bool> succeeded = co_await foreign_->serve(std::move(socket), first, slots_, handshake_limit);
+  if (succeeded) reporter_.served(foreign_->protocol(), *succeeded);
+  if (succeeded && config_.one_off) {
+    exit_code_ = *succeeded ? 0 : 1;
+    stop();
+  }
+}
+
 asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
   const std::string peer = peer_of(socket);
   const auto handshake_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(config_.limits.handshake_timeout_s));
+  if (foreign_ && foreign_->takes_every_connection()) {
+    co_await serve_foreign(std::move(socket), {}, handshake_limit);
+    co_return;
+  }
   asio::error_code ec;
   Handshakes::Ticket handshake(handshakes_, socket.remote_endpoint(ec).address(), socket);
   try {
@@ -188,13 +211,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
         log_.warn("stranger", "connection from " + peer + " is not a testio client; closed");
         co_return;
       }
-      std::array<unsigned char, 4> first{bytes[0], bytes[1], bytes[2], bytes[3]};
-      std::optional<bool> succeeded = co_await foreign_->serve(std::move(socket), first, slots_, handshake_limit);
-      if (succeeded) reporter_.served(metrics::Protocol::iperf3, *succeeded);
-      if (succeeded && config_.one_off) {
-        exit_code_ = *succeeded ? 0 : 1;
-        stop();
-      }
+      co_await serve_foreign(std::move(socket), {bytes[0], bytes[1], bytes[2], bytes[3]}, handshake_limit);
       co_return;
     }
     co_await control::within(

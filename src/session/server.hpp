@@ -3,6 +3,8 @@
 // Owner: the main thread's io_context; every member is touched only there.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +52,9 @@ class Server {
   // The refusal as an error frame, sent without waiting, before the socket closes.
   static void answer_at_the_door(asio::ip::tcp::socket& socket, const std::string& refusal) noexcept;
   asio::awaitable<void> handle_connection(asio::ip::tcp::socket socket);
+  // A connection of the foreign peer's, with what was read of it (`first`); counts its test.
+  asio::awaitable<void> serve_foreign(asio::ip::tcp::socket socket, std::array<unsigned char, 4> first,
+                                      std::chrono::steady_clock::duration handshake_limit);
   asio::awaitable<void> handle_control(asio::ip::tcp::socket socket);
   void handle_data(asio::ip::tcp::socket socket, const control::Preamble& preamble);
   // The hello, the request, its key and its rules; throws what the client is to be told.

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -206,6 +207,33 @@ def one_off_sink_exits_after_one_connection():
         client(server, "--raw", "-F", path)
         server.process.wait(20)
         check(server.process.returncode == 0, f"exit {server.process.returncode}")
+
+
+@test
+def sigint_sums_what_the_sink_holds_and_it_refuses_strangers_at_the_door():
+    # The sink is a peer of the one server: --allow at its door, and its signals. A SIGINT while a
+    # group lingers (its connections closed, more may follow) prints its sum now and exits 0.
+    sizes = [50_000, 60_001]
+    with Server("--raw", "--hash", "none", "--json", "--allow", "127.0.0.1/32") as server:
+        with socket.create_connection(("127.0.0.1", int(server.port)), timeout=10,
+                                      source_address=("127.0.0.2", 0)) as stranger:
+            stranger.settimeout(10)
+            check(stranger.recv(1) == b"", "a connection from outside --allow was not closed")
+        connections = [socket.create_connection(("127.0.0.1", int(server.port)), timeout=30) for _ in sizes]
+        for connection, size in zip(connections, sizes):
+            connection.sendall(os.urandom(size))
+            connection.shutdown(socket.SHUT_WR)
+        for connection in connections:
+            connection.recv(1)
+            connection.close()
+        json_events(server, "raw", 2)
+        server.process.send_signal(signal.SIGINT)
+        server.process.wait(20)
+        sums = json_events(server, "raw_sum", 1)
+        errors = server.stderr()
+    check(server.process.returncode == 0, f"exit {server.process.returncode} after SIGINT")
+    check(sums[0]["connections"] == 2 and sums[0]["bytes"] == sum(sizes), f"sum {sums[0]}")
+    check("not in --allow" in errors, f"the refusal is not logged: {errors}")
 
 
 @test
