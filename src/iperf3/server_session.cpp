@@ -22,6 +22,7 @@
 #include "iperf3/served_test.hpp"
 #include "iperf3/streams.hpp"
 #include "util/log.hpp"
+#include "workloads/registry.hpp"
 
 namespace testio::iperf3 {
 
@@ -128,7 +129,7 @@ spec::TestSpec spec_of(const Params& params, const config::Config& config) {
     spec.rate_bps = static_cast<double>(params.bandwidth);  // per stream; absent: unpaced, as iperf3's -b 0
     spec.recv_mode = spec::RecvMode::recv_into;
     // This server's fast paths: -u's defaults, unless its profile's spec is a UDP test that changed them.
-    if (config.spec.workload == spec.workload) spec.settings = config.spec.settings;
+    if (workloads::datagrams(config.spec)) spec.settings = config.spec.settings;
   }
   return spec;
 }
