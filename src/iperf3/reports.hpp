@@ -3,7 +3,7 @@
 #pragma once
 
 #include "iperf3/messages.hpp"
-#include "iperf3/streams.hpp"
+#include "iperf3/results.hpp"
 #include "report/test_report.hpp"
 
 namespace testio::iperf3 {

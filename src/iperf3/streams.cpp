@@ -6,9 +6,9 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <tuple>
+
 #include "net/socket_options.hpp"
-#include "workloads/bulk/bulk.hpp"
-#include "workloads/udp/udp.hpp"
 
 namespace testio::iperf3 {
 namespace {
@@ -35,16 +35,12 @@ void apply_options(tcp::socket& socket, const SocketOptions& options, std::vecto
   }
 }
 
-// No receive mark: iperf3's data ends without EOF (TEST_END goes on the control connection), so
-// bytes held back for a batch would never be counted.
-constexpr workloads::bulk::Options kIperf3Data{.data_end_with_eof = false};
-
 }  // namespace
 
 DataStreams::DataStreams(asio::any_io_executor control, std::vector<tcp::socket> sockets, workloads::Side local,
                          const spec::TestSpec& spec, const SocketOptions& options)
     : local_(local),
-      side_(workloads::bulk::make_side(local, spec, kIperf3Data)),
+      side_(make_side(local, spec, std::nullopt)),
       streams_(control, side_->layout(),
                spec::effective_threads(spec.threads, static_cast<std::uint32_t>(sockets.size())), {}, spec) {
   for (std::uint32_t i = 0; i < sockets.size(); ++i) {
@@ -60,7 +56,7 @@ DataStreams::DataStreams(asio::any_io_executor control, std::vector<asio::ip::ud
                          const SocketOptions& options)
     : local_(local),
       udp_(true),
-      side_(workloads::udp::make_side(local, spec, wire)),
+      side_(make_side(local, spec, wire)),
       streams_(control, side_->layout(),
                spec::effective_threads(spec.threads, static_cast<std::uint32_t>(sockets.size())), {}, spec) {
   for (std::uint32_t i = 0; i < sockets.size(); ++i) {
@@ -69,9 +65,7 @@ DataStreams::DataStreams(asio::any_io_executor control, std::vector<asio::ip::ud
       if (!clamped.empty() && warnings_.empty()) warnings_.push_back(clamped);
     }
     streams_.add(*side_, i, std::nullopt);
-    engines::Worker& worker = streams_.worker_for(i);
-    const asio::ip::udp protocol = sockets[i].local_endpoint().protocol();  // before release()
-    std::string refused = side_->route_flow(i, asio::ip::udp::socket(worker.context(), protocol, sockets[i].release()), worker);
+    std::string refused = streams_.route_flow(*side_, i, std::move(sockets[i]));
     if (!refused.empty()) warnings_.push_back(refused);
   }
   streams_.start();
@@ -114,9 +108,9 @@ std::uint64_t DataStreams::sent_total() const noexcept {
   return total;
 }
 
-std::uint64_t DataStreams::unacknowledged() const noexcept {
+std::uint64_t unacknowledged(const std::vector<int>& send_fds) noexcept {
   std::uint64_t total = 0;
-  for (int fd : send_fds_) {
+  for (int fd : send_fds) {
     int queued = 0;
     if (ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0) total += static_cast<std::uint64_t>(queued);
   }
@@ -124,18 +118,8 @@ std::uint64_t DataStreams::unacknowledged() const noexcept {
 }
 
 void DataStreams::finish(const Results* peer_sent) {
-  control::DirectedResults figures = streams_.measurement().finish(local_);
-  auto take = [&](bool forward) -> control::SideResults {
-    return forward ? std::move(figures.forward) : std::move(*figures.reverse);
-  };
-  if (sends_any()) {
-    sent_ = {true, take(sending_forward()), connections(true)};
-    if (window_end_s_)
-      for (stats::StreamFigures& stream : sent_.side.streams) stream.end_s = std::max(stream.end_s, *window_end_s_);
-  }
-  if (!receives_any()) return;
-  received_ = {true, take(!sending_forward()), connections(false)};
-  if (!peer_sent) return;
+  std::tie(sent_, received_) = by_direction(streams_.measurement().finish(local_), layout(), local_, window_end_s_);
+  if (!receives_any() || !peer_sent) return;
   for (const StreamResult& stream : peer_sent->streams) {
     std::optional<std::uint32_t> connection = connection_of(stream.id);
     if (!connection || !receives(*connection)) continue;
@@ -143,51 +127,6 @@ void DataStreams::finish(const Results* peer_sent) {
     // The peer leaves its omitted bytes out; this side's totals still hold them.
     if (figures.bytes >= stream.bytes) figures.failed = false;
   }
-}
-Results DataStreams::results() const {
-  Results results;
-  const std::size_t connections = layout().total();
-  results.streams.resize(connections);
-  stats::CpuTimes cpu;
-  double wall_s = 0;
-  for (const DirectionResults* direction : {&sent_, &received_}) {
-    if (!direction->present) continue;
-    const bool sending = direction == &sent_;
-    // iperf3 counts from the end of -O: the omitted intervals are left out, as in the summary.
-    const std::vector<stats::StreamFigures> kept = stats::excluding_omitted(direction->side.streams, direction->side.intervals);
-    for (std::size_t k = 0; k < direction->connections.size(); ++k) {
-      const std::uint32_t connection = direction->connections[k];
-      const stats::StreamFigures& figures = kept[k];
-      StreamResult& stream = results.streams[connection];
-      stream.id = stream_id(connection);
-      stream.bytes = figures.bytes;
-      stream.start_s = figures.start_s;
-      stream.end_s = figures.end_s;
-      // UDP as iperf3 counts it: a sender its datagrams; a receiver its highest sequence number
-      // and the gaps below it.
-      stream.packets = figures.udp.datagrams + (sending ? 0 : figures.udp.lost);
-      if (!sending) {
-        stream.errors = figures.udp.lost;
-        stream.jitter_s = figures.udp.jitter_s;
-      }
-      if (sending && !udp_) {
-        stats::TcpSummary tcp = stats::tcp_summary(direction->side.intervals, k);
-        stream.retransmits = tcp.valid ? tcp.retransmits : -1;
-        if (tcp.valid) results.sender_has_retransmits = 1;
-      }
-    }
-    // Both directions ran in one process: its CPU is counted once.
-    cpu = direction->side.cpu;
-    wall_s = std::max(wall_s, direction->side.wall_s);
-    if (results.congestion.empty()) results.congestion = direction->side.congestion;
-  }
-  stats::CpuUsage usage = stats::cpu_usage(cpu, wall_s, 0);
-  results.cpu_total = usage.total_percent;
-  results.cpu_user = usage.user_percent;
-  results.cpu_system = usage.system_percent;
-  if (!sent_.present) results.sender_has_retransmits = -1;
-  else if (results.sender_has_retransmits != 1) results.sender_has_retransmits = 0;
-  return results;
 }
 
 }  // namespace testio::iperf3

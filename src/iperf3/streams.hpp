@@ -16,6 +16,7 @@
 
 #include "control/protocol.hpp"
 #include "iperf3/messages.hpp"
+#include "iperf3/results.hpp"
 #include "report/reporter.hpp"
 #include "session/test_streams.hpp"
 #include "workloads/udp/datagram.hpp"
@@ -31,12 +32,9 @@ struct SocketOptions {
   std::string congestion;
 };
 
-// One direction's figures once the streams ended.
-struct DirectionResults {
-  bool present = false;
-  control::SideResults side;
-  std::vector<std::uint32_t> connections;  // which of the test's connections, in order
-};
+// Bytes sent on `send_fds` (TCP sockets) that the peer's kernel has not yet acknowledged
+// (SIOCOUTQ): 0 once all of it sits in the peer's receive buffers.
+std::uint64_t unacknowledged(const std::vector<int>& send_fds) noexcept;
 
 class DataStreams {
  public:
@@ -83,7 +81,7 @@ class DataStreams {
   std::uint64_t sent_total() const noexcept;
   // Bytes this side sent that the peer's kernel has not yet acknowledged (SIOCOUTQ), over every
   // sending stream: 0 once all of it sits in the peer's receive buffers.
-  std::uint64_t unacknowledged() const noexcept;
+  std::uint64_t unacknowledged() const noexcept { return iperf3::unacknowledged(send_fds_); }
 
   // Closes the last intervals; call once, after the streams ended (or were given up on). A stream
   // this side reads that has not seen EOF still ended cleanly if it counted every byte the peer
@@ -92,7 +90,7 @@ class DataStreams {
   const DirectionResults& sent() const noexcept { return sent_; }
   const DirectionResults& received() const noexcept { return received_; }
   // This side's results as iperf3 exchanges them: every connection by its iperf3 id.
-  Results results() const;
+  Results results() const { return results_of(sent_, received_, layout().total(), udp_); }
   void stop() noexcept { streams_.stop(); }
 
  private:

@@ -68,6 +68,12 @@ void TestStreams::add(workloads::TestSide& side, std::uint32_t i, std::optional<
   worker->add_stream(side.make_stream(std::move(place), std::move(socket)));
 }
 
+std::string TestStreams::route_flow(workloads::TestSide& side, std::uint32_t i, asio::ip::udp::socket socket) {
+  engines::Worker& worker = worker_for(i);
+  const asio::ip::udp protocol = socket.local_endpoint().protocol();  // before release()
+  return side.route_flow(i, asio::ip::udp::socket(worker.context(), protocol, socket.release()), worker);
+}
+
 void TestStreams::begin(const engines::TestClock& clock) {
   measurement_.begin(clock);
   pool_.begin(clock);

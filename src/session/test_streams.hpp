@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 
 #include "engines/completion_latch.hpp"
 #include "engines/worker_pool.hpp"
@@ -48,6 +50,10 @@ class TestStreams {
   void add(workloads::TestSide& side, std::uint32_t i, std::optional<asio::ip::tcp::socket> socket,
            const asio::ip::tcp::endpoint& server = {}, const std::array<unsigned char, 24>& preamble = {},
            std::uint64_t test_id = 0);
+
+  // A flow whose socket was set up elsewhere (iperf3's UDP handshake): `socket` moves onto the
+  // worker of connection i, whose stream (add() first) takes it. Empty when taken, else why not.
+  std::string route_flow(workloads::TestSide& side, std::uint32_t i, asio::ip::udp::socket socket);
 
   // Client: the server's clock less this one's, as estimated; the streams made after get it.
   void set_clock_offset(std::int64_t offset_ns) noexcept { clock_offset_ns_ = offset_ns; }
