@@ -99,6 +99,7 @@ class ClientTest {
   std::optional<net::PortSpreader> spreader_;  // --spread even
   std::uint32_t spread_turn_ = 0;              // sending flows given a spread port so far
   std::string clamp_warning_;
+  engines::TestClock clock_;  // the window's, from start()
   bool incomplete_ = false;  // the test ended early: the figures cover the time run
   std::string ended_because_;
 };
@@ -110,7 +111,8 @@ void ClientTest::prepare() {
   beside.file.clear();
   beside.save_dir.clear();
   parts_.emplace(config_.spec, [&](std::size_t k, spec::TestSpec& spec) {
-    return workloads::of(spec).client(k == 0 ? config_ : beside, spec);
+    std::unique_ptr<workloads::TestSide> side = peer_.make_side(spec);
+    return side ? std::move(side) : workloads::of(spec).client(k == 0 ? config_ : beside, spec);
   });
   for (TestPart& part : *parts_) {
     if (std::string reason = engines::unusable_reason(part.spec.engine, part.spec.send_mode == spec::SendMode::zerocopy);
@@ -161,8 +163,12 @@ asio::awaitable<void> ClientTest::open_part(TestPart& part, asio::any_io_executo
   for (std::uint32_t i = 0; i < part.connections(); ++i) {
     std::optional<tcp::socket> socket;
     if (part.before_start()) socket = co_await open_data_connection(part, i);
+    std::optional<asio::ip::udp::socket> flow = co_await peer_.open_flow(part.first + i);
     const tcp::endpoint server = path_.data.empty() ? tcp::endpoint{} : path_.data.front();
     part.streams->add(*part.side, i, std::move(socket), server, peer_.preamble(part.first + i), peer_.test_id());
+    if (flow)
+      if (std::string refused = part.streams->route_flow(*part.side, i, std::move(*flow)); !refused.empty())
+        spdlog::warn("{}", refused);
   }
   part.side->describe_start(start);
   part.streams->start();
@@ -204,25 +210,25 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(TestPart& part, st
 // The peer says start once it holds every stream; the window opens now, for every workload.
 asio::awaitable<void> ClientTest::start() {
   co_await peer_.await_start();
-  const engines::TestClock clock = engines::TestClock::starting_now(spec_);
+  clock_ = engines::TestClock::starting_now(spec_);
   const auto timestamp = static_cast<std::int64_t>(std::time(nullptr));
   for (TestPart& part : *parts_) part.start.timestamp = timestamp;
   TestPart& first = parts_->front();
   parts_->show_live(reporter_, Side::client);
-  parts_->begin(clock);
+  parts_->begin(clock_);
   const bool live_forward = first.layout.live_forward();
   reporter_.start(direction_start(first.start, first.layout.connections(live_forward),
                                   first.layout.sends(Side::client, live_forward)));
   spdlog::info("test started: {} connections over {} threads", parts_->connections(), parts_->threads());
 }
 
-// Until every stream has ended (senders their window, then a half-close; receivers at the peer's
-// half-close; transfer slots once the count is taken) while intervals tick, unless the peer ends
-// the test first.
+// Until the window is over, as the peer tells it (by default: every stream has ended), while
+// intervals tick, unless the peer ends the test first.
 asio::awaitable<void> ClientTest::run_streams() {
   interruption_.end_window = [this] { end_window(); };
   const auto limit = engines::run_limit(spec_, peer_.window_grace());
-  auto outcome = co_await (parts_->all_done(limit) || control::capture(peer_.watch(limit)) || parts_->sample());
+  auto outcome =
+      co_await (peer_.run_window(*parts_, clock_, limit) || control::capture(peer_.watch(limit)) || parts_->sample());
   interruption_.end_window = nullptr;
   if (outcome.index() == 1 && std::get<1>(outcome).error) std::rethrow_exception(std::get<1>(outcome).error);
   if (outcome.index() == 0 && std::get<0>(outcome)) co_return;
@@ -240,8 +246,10 @@ void ClientTest::end_window() {
   for (const TestPart& part : *parts_) peer_.end_window(part.layout);
 }
 
-// Our figures go to the peer, and its come back: one exchange per workload, in order.
+// The peer hears the test ended; our figures go to it, and its come back: one exchange per
+// workload, in order.
 asio::awaitable<void> ClientTest::exchange_results() {
+  co_await peer_.conclude(*parts_);
   for (TestPart& part : *parts_) part.mine = part.streams->measurement().finish(Side::client);
   for (TestPart& part : *parts_) part.theirs = co_await peer_.exchange(*part.mine, *part.side, part.spec);
 }
@@ -271,7 +279,7 @@ int ClientTest::report() {
   bool failed = false;
   for (TestPart& part : *parts_) {
     report::TestReport live =
-        side_by_side(part.start, part.layout, Side::client, std::move(*part.mine), std::move(part.theirs));
+        peer_.side_by_side(part.start, part.layout, std::move(*part.mine), std::move(part.theirs));
     if (!incomplete_) {
       failed = log_failures(live, part.first) || failed;
       if (live.bidir_reverse) failed = log_failures(*live.bidir_reverse, part.first + part.layout.forward) || failed;
