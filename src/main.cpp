@@ -17,7 +17,7 @@
 #include "session/client.hpp"
 #include "session/raw.hpp"
 #include "session/server.hpp"
-#include "iperf3/client_session.hpp"
+#include "iperf3/iperf3_peer.hpp"
 #include "iperf3/server_session.hpp"
 #include "report/reporter.hpp"
 #include "util/descriptors.hpp"
@@ -60,8 +60,7 @@ int run_exporter(int argc, char** argv) {
 int run(const testio::config::Config& config, testio::report::Reporter& reporter, std::ostream& out) {
   const bool server = config.role == testio::config::Role::server;
   if (config.mesh) return testio::mesh::run_mesh(config, testio::util::own_binary());
-  if (config.iperf3) return testio::iperf3::run_iperf3_client(config, reporter);
-  if (!server) return testio::session::run_client(config, reporter, out);
+  if (!server) return testio::session::run_client(config, reporter, out, testio::iperf3::iperf3_peer);
   // Every test's report passes through the server's counters (--metrics).
   testio::metrics::ServerMetrics metrics(reporter);
   // The server's peers beside testio's own clients: plain senders (--raw: every connection), or

@@ -1,7 +1,8 @@
 // The client's test, top to bottom, whichever peer it runs against: ClientTest::run() is the
 // lifecycle, each step a function below it in the order it runs. The peer (testio_peer.cpp,
-// plain_peer.cpp) says what differs between protocols; the workload (bulk, rr, transfers, udp,
-// http) makes the streams and adds its part of the report. Nothing here asks which one runs.
+// plain_peer.cpp, src/iperf3/iperf3_peer.cpp) says what differs between protocols; the workload
+// (bulk, rr, transfers, udp, http) makes the streams and adds its part of the report. Nothing here
+// asks which one runs.
 #include "session/client.hpp"
 
 #include <sys/socket.h>
@@ -300,8 +301,13 @@ int ClientTest::report() {
   return failed ? 1 : 0;
 }
 
-// The peer `config` names: a plain TCP peer (--raw), HTTP servers (-c URL, --urls), or a testio server.
-std::unique_ptr<ClientPeer> peer_of(const config::Config& config, std::ostream& out) {
+// The peer `config` names: a stock iperf3 server (--iperf3, made by `iperf3`), a plain TCP peer
+// (--raw), HTTP servers (-c URL, --urls), or a testio server.
+std::unique_ptr<ClientPeer> peer_of(const config::Config& config, std::ostream& out, PeerMaker iperf3) {
+  if (config.iperf3) {
+    if (!iperf3) throw std::runtime_error("this program cannot test against an iperf3 server");
+    return iperf3(config);
+  }
   if (config.raw) return plain_tcp_peer(config, out);
   if (!config.urls.empty()) return http_peer(config);
   return testio_peer(config);
@@ -309,10 +315,10 @@ std::unique_ptr<ClientPeer> peer_of(const config::Config& config, std::ostream& 
 
 }  // namespace
 
-int run_client(const config::Config& config, report::Reporter& reporter, std::ostream& out) {
+int run_client(const config::Config& config, report::Reporter& reporter, std::ostream& out, PeerMaker iperf3) {
   // The peer lives in the test's frame: its sockets go before the io_context that runs them.
   auto test = [&](Interruption& interruption) -> asio::awaitable<int> {
-    std::unique_ptr<ClientPeer> peer = peer_of(config, out);
+    std::unique_ptr<ClientPeer> peer = peer_of(config, out, iperf3);
     try {
       ClientTest client(config, *peer, peer->reporter(reporter), interruption);
       co_return co_await client.run();

@@ -1,6 +1,6 @@
 // What a client test says to the other side, one implementation per protocol: testio's control
-// protocol (testio_peer.cpp), and peers told nothing but the data: a plain TCP receiver or echo
-// server, or an HTTP server (plain_peer.cpp).
+// protocol (testio_peer.cpp), peers told nothing but the data: a plain TCP receiver or echo
+// server, or an HTTP server (plain_peer.cpp), and a stock iperf3 server (src/iperf3/iperf3_peer.cpp).
 // The one client lifecycle (client.cpp) runs the same steps for every peer and asks the peer only
 // what differs between protocols: the handshake, what each data connection says first, the start,
 // what may end the test early, when the window is over, the exchange of figures, and the sentence
@@ -109,5 +109,9 @@ std::unique_ptr<ClientPeer> testio_peer(const config::Config& config);
 std::unique_ptr<ClientPeer> plain_tcp_peer(const config::Config& config, std::ostream& out);
 // Any HTTP servers, named by the URLs (plain_peer.cpp).
 std::unique_ptr<ClientPeer> http_peer(const config::Config& config);
+// Makes the peer of a test against a stock iperf3 server (--iperf3). It lives in src/iperf3/,
+// which this folder may not use: the program hands it to run_client(), as it hands the server its
+// ForeignClients.
+using PeerMaker = std::unique_ptr<ClientPeer> (*)(const config::Config& config);
 
 }  // namespace testio::session
