@@ -66,7 +66,7 @@ int run(const testio::config::Config& config, testio::report::Reporter& reporter
   // The server's peers beside testio's own clients: plain senders (--raw: every connection), or
   // stock iperf3 clients, which share the port and are told apart by their cookie.
   std::unique_ptr<testio::session::ForeignClients> peers =
-      config.raw ? testio::session::raw_clients(config, out)
+      config.raw ? testio::session::raw_clients(config, out, metrics)
                  : std::make_unique<testio::iperf3::Iperf3Clients>(config, metrics);
   return testio::session::run_server(config, metrics, peers.get());
 }

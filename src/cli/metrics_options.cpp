@@ -29,7 +29,6 @@ void check_metrics(const config::Config& config, const GivenOptions& given) {
   const bool server = config.role == config::Role::server;
   if (given.metrics) {
     if (!server) throw UsageError("--metrics is a server option; a client writes its result with --prometheus FILE");
-    if (config.raw) throw UsageError("--metrics serves a testio server's counters; a --raw sink keeps none");
     if (!metrics::parse_listen_address(config.metrics_listen))
       throw UsageError("--metrics '" + config.metrics_listen + "' is not ADDRESS:PORT (e.g. 127.0.0.1:9200 or [::1]:9200)");
   }

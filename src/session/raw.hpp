@@ -7,12 +7,15 @@
 #include <ostream>
 
 #include "config/config.hpp"
+#include "metrics/server_metrics.hpp"
 #include "session/foreign_clients.hpp"
 
 namespace testio::session {
 
 // `testio -s --raw`'s peers, for run_server(): one report line per connection as it closes (and
-// a peer address's connections summed together), until a signal or, with -1, one connection.
-std::unique_ptr<ForeignClients> raw_clients(const config::Config& config, std::ostream& out);
+// a peer address's connections summed together), until a signal or, with -1, one connection. What
+// each connection read counts in `metrics` (--metrics) once it has closed.
+std::unique_ptr<ForeignClients> raw_clients(const config::Config& config, std::ostream& out,
+                                            metrics::ServerMetrics& metrics);
 
 }  // namespace testio::session

@@ -31,8 +31,8 @@ using asio::ip::tcp;
 // Owner: the server's control thread; the sinks belong to the pool's workers.
 class RawClients final : public ForeignClients {
  public:
-  RawClients(const config::Config& config, std::ostream& out)
-      : config_(config), pool_(spec::effective_threads(config.spec.threads, 1u << 16)), out_(out) {
+  RawClients(const config::Config& config, std::ostream& out, metrics::ServerMetrics& metrics)
+      : config_(config), metrics_(metrics), pool_(spec::effective_threads(config.spec.threads, 1u << 16)), out_(out) {
     // Asked before the workers start (Worker::scratch): one read buffer per worker, whatever
     // the number of connections.
     for (unsigned i = 0; i < pool_.size(); ++i)
@@ -55,10 +55,16 @@ class RawClients final : public ForeignClients {
   std::pair<std::uint64_t, std::uint64_t> bytes_so_far() const noexcept override;
 
  private:
-  // One connection's sink: what it has read so far, and a timer its end cancels.
+  // One connection's sink: what it has read so far, and how it ended (a timer its end cancels,
+  // and whether it read to EOF), which its serve() waits for.
+  struct Ending {
+    explicit Ending(const asio::any_io_executor& executor) : timer(executor, asio::steady_timer::time_point::max()) {}
+    asio::steady_timer timer;
+    bool clean = false;
+  };
   struct Open {
     workloads::RawSink::Progress progress;
-    std::shared_ptr<asio::steady_timer> ended;
+    std::shared_ptr<Ending> ending;
   };
 
   bool admit(const std::string& peer, const asio::any_io_executor& executor);
@@ -66,6 +72,7 @@ class RawClients final : public ForeignClients {
   void finished(const std::string& address, std::uint64_t id, const report::RawTransfer& transfer);
 
   const config::Config& config_;
+  metrics::ServerMetrics& metrics_;  // --metrics: a sink's bytes count there once it has closed
   engines::WorkerPool pool_;
   std::vector<char*> buffers_;          // by worker
   std::optional<PeerGroups> groups_;    // made with the first connection, on its executor
@@ -82,12 +89,12 @@ asio::awaitable<std::optional<bool>> RawClients::serve(tcp::socket socket, std::
   if (ec || !admit(control::endpoint_text(peer), socket.get_executor())) co_return std::nullopt;
   const std::uint64_t id = accepted_++;
   Open& open = open_[id];
-  open.ended = std::make_shared<asio::steady_timer>(socket.get_executor(), asio::steady_timer::time_point::max());
-  const std::shared_ptr<asio::steady_timer> ended = open.ended;
+  open.ending = std::make_shared<Ending>(socket.get_executor());
+  const std::shared_ptr<Ending> ending = open.ending;
   start_sink(std::move(socket), peer, id, open);
   asio::error_code cancelled;
-  co_await ended->async_wait(asio::redirect_error(asio::use_awaitable, cancelled));
-  co_return true;
+  co_await ending->timer.async_wait(asio::redirect_error(asio::use_awaitable, cancelled));
+  co_return ending->clean;
 }
 
 // The connection cap; refusals are logged at most once a second per reason. (--allow is the
@@ -109,7 +116,7 @@ void RawClients::start_sink(tcp::socket socket, const tcp::endpoint& peer, std::
   open.progress = std::make_shared<std::atomic<std::uint64_t>>(0);
   const std::string address = control::address_text(peer.address());
   groups_->joined(address, id, open.progress);
-  auto done = [this, executor = open.ended->get_executor(), address, id](report::RawTransfer transfer) {
+  auto done = [this, executor = open.ending->timer.get_executor(), address, id](report::RawTransfer transfer) {
     asio::post(executor, [this, address, id, transfer = std::move(transfer)] { finished(address, id, transfer); });
   };
   auto sink = std::make_shared<workloads::RawSink>(std::move(owned), control::endpoint_text(peer),
@@ -124,7 +131,10 @@ void RawClients::finished(const std::string& address, std::uint64_t id, const re
   groups_->left(address, id, transfer);
   auto found = open_.find(id);
   if (found == open_.end()) return;
-  found->second.ended->cancel();
+  // A raw connection has no report for the server's counters to read: its bytes count as it closes.
+  metrics_.count_unreported(transfer.bytes, 0);
+  found->second.ending->clean = transfer.error.empty();
+  found->second.ending->timer.cancel();
   open_.erase(found);
 }
 
@@ -136,8 +146,9 @@ std::pair<std::uint64_t, std::uint64_t> RawClients::bytes_so_far() const noexcep
 
 }  // namespace
 
-std::unique_ptr<ForeignClients> raw_clients(const config::Config& config, std::ostream& out) {
-  return std::make_unique<RawClients>(config, out);
+std::unique_ptr<ForeignClients> raw_clients(const config::Config& config, std::ostream& out,
+                                            metrics::ServerMetrics& metrics) {
+  return std::make_unique<RawClients>(config, out, metrics);
 }
 
 }  // namespace testio::session

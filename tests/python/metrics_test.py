@@ -7,6 +7,7 @@ metrics_test.py TESTIO_BINARY. Counts and names only; no rate or time is asserte
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -151,6 +152,32 @@ def server_metrics_count_tests_refusals_and_bytes():
 
 
 @test
+def a_raw_sinks_metrics_count_each_connection_live_and_once_closed():
+    # The raw sink is a peer of the one server: its /metrics counts what each connection has read
+    # while it is open, and the whole once it has closed.
+    port = free_port()
+    with harness.Server("--raw", "--hash", "none", "--metrics", f"127.0.0.1:{port}") as server:
+        first = socket.create_connection(("127.0.0.1", int(server.port)), timeout=30)
+        first.sendall(b"x" * 300_000)
+        harness.wait_until(lambda: sample(fetch(f"http://127.0.0.1:{port}/metrics")[1],
+                                          "testio_received_bytes_total") == 300_000, 30, "the open connection's bytes")
+        first.sendall(b"y" * 1000)
+        first.shutdown(socket.SHUT_WR)
+        first.recv(1)
+        first.close()
+        with socket.create_connection(("127.0.0.1", int(server.port)), timeout=30) as second:
+            second.sendall(b"z" * 5000)
+            second.shutdown(socket.SHUT_WR)
+            second.recv(1)
+        harness.wait_until(lambda: sample(fetch(f"http://127.0.0.1:{port}/metrics")[1], "testio_tests_served_total",
+                                          'protocol="raw"') == 2, 30, "two raw connections served")
+        text = fetch(f"http://127.0.0.1:{port}/metrics")[1]
+        lint(text, "a raw sink's /metrics")
+    check(sample(text, "testio_received_bytes_total") == 306_000, text)
+    check(sample(text, "testio_tests_failed_total", 'protocol="raw"') == 0, text)
+
+
+@test
 def exporter_probes_refuses_beyond_its_caps_and_says_why():
     with harness.Server() as server, Exporter("--max-probe-time", "5") as exporter:
         status, text = exporter.probe(target=f"127.0.0.1:{server.port}", connections=2, time=1)
@@ -241,7 +268,7 @@ def bad_metrics_options_are_one_sentence():
 
 
 TESTS = [textfile_is_written_whole_and_says_why_a_test_failed, server_metrics_count_tests_refusals_and_bytes,
-         exporter_probes_refuses_beyond_its_caps_and_says_why,
+         a_raw_sinks_metrics_count_each_connection_live_and_once_closed, exporter_probes_refuses_beyond_its_caps_and_says_why,
          prometheus_scrapes_every_endpoint_and_every_dashboard_query_has_data, bad_metrics_options_are_one_sentence]
 
 if __name__ == "__main__":
