@@ -337,7 +337,8 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
                  control.socket().local_endpoint(ignored).address());
     id = test->id();
     test->note_request_arrival(arrived_ns);
-    succeeded = co_await test->run(control, reporter_);
+    const std::unique_ptr<ServerPeer> client = testio_server_peer(control);
+    succeeded = co_await test->run(*client, reporter_);
     spdlog::info("test from {} finished", peer);
   } catch (const control::PeerError& error) {
     ended = std::string("the client ended the test: ") + error.what();

@@ -8,10 +8,8 @@
 #include <sys/socket.h>
 
 #include <asio/experimental/awaitable_operators.hpp>
-#include <nlohmann/json.hpp>
 
 #include "session/test_start.hpp"
-#include "stats/peer_clock.hpp"
 #include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
 
@@ -22,9 +20,7 @@ using asio::ip::tcp;
 using namespace std::chrono_literals;
 using workloads::Side;
 
-constexpr auto kArrivalLimit = 10s;  // for all data connections after test_accepted
-constexpr auto kWindowGrace = 60s;   // beyond -O + -t before an idle client is given up on
-constexpr auto kDrainLimit = 30s;    // from the client's figures to the end of every stream
+constexpr auto kArrivalLimit = 10s;  // for all data connections (and gathered flows) after the acceptance
 
 // Before-start workloads' connections, which the client opens before the window does.
 std::size_t connections_before_start(const TestParts& parts) {
@@ -67,6 +63,15 @@ std::string ServerTest::attach(std::uint32_t number, tcp::socket socket) {
   return {};
 }
 
+std::string ServerTest::gather_flow(std::uint32_t number, asio::ip::udp::socket socket) {
+  if (phase_ != Phase::gathering || !gathers_flows_) return "the test is not gathering its flows";
+  if (number >= flows_.size()) return "flow " + std::to_string(number) + " is beyond the test's flows";
+  if (flows_[number]) return "flow " + std::to_string(number) + " arrived twice";
+  flows_[number].emplace(std::move(socket));
+  all_arrived_->count_down();
+  return {};
+}
+
 std::string ServerTest::attach_flow(std::uint32_t number, const asio::ip::udp::endpoint& from, std::uint16_t port) {
   if (phase_ != Phase::running) return "the test is not running";
   auto [part, index] = parts_.locate(number);
@@ -105,7 +110,7 @@ std::string ServerTest::attach_flow(std::uint32_t number, const asio::ip::udp::e
   return {};
 }
 
-asio::awaitable<bool> ServerTest::run(control::ControlChannel& control, report::Reporter& reporter) {
+asio::awaitable<bool> ServerTest::run(ServerPeer& peer, report::Reporter& reporter) {
   struct Over {  // on every way out: no more connections are taken, and the workers stop
     ServerTest& test;
     ~Over() {
@@ -113,112 +118,104 @@ asio::awaitable<bool> ServerTest::run(control::ControlChannel& control, report::
       test.parts_.stop();
     }
   } over{*this};
-  co_await accept(control);
-  co_await gather();
-  open_streams(control.peer());
-  co_await start(control, reporter);
-  co_await wait_for_client(control);
-  co_await finish_streams();
-  co_await exchange_results(control);
-  co_return report(reporter);
+  if (peer.gathers_flows()) {  // nothing has arrived yet: the latch counts the flows too from here
+    gathers_flows_ = true;
+    flows_.resize(parts_.connections());
+    all_arrived_ = std::make_shared<engines::CompletionLatch>(executor_, expected_before_start());
+  }
+  co_await peer.accept(*this);
+  co_await gather(peer);
+  open_streams(peer);
+  co_await start(peer, reporter);
+  co_await wait_for_client(peer);
+  co_await finish_streams(peer);
+  co_await peer.exchange(parts_);
+  co_return report(peer, reporter);
 }
 
-asio::awaitable<void> ServerTest::accept(control::ControlChannel& control) {
-  control::TestAccepted accepted;
-  accepted.test_id = id_;
-  accepted.server_threads = parts_.threads();
-  accepted.server_cpus = cpus_;
-  accepted.server_version = TESTIO_VERSION;
-  accepted.server_received_ns = request_arrived_ns_;
-  accepted.server_clock_ns = stats::realtime_ns();
-  co_await control.write(control::to_json(accepted));
+std::size_t ServerTest::expected_before_start() const noexcept {
+  return connections_before_start(parts_) + (gathers_flows_ ? parts_.connections() : 0);
 }
 
-// Every data connection a before-start workload needs; none for one whose connections come later.
-asio::awaitable<void> ServerTest::gather() {
+// Every data connection a before-start workload needs (and every flow the peer sets up itself);
+// none for one whose connections come later.
+asio::awaitable<void> ServerTest::gather(ServerPeer& peer) {
   const bool arrived = co_await all_arrived_->wait(kArrivalLimit);
-  const std::size_t expected = connections_before_start(parts_);
+  const std::size_t expected = expected_before_start();
   if (!arrived)
-    throw control::ProtocolError(
-        std::to_string(expected - all_arrived_->remaining()) + " of " + std::to_string(expected) +
-        " data connections arrived within " +
-        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kArrivalLimit).count()) + " s");
+    co_await peer.gathering_failed(static_cast<std::uint32_t>(expected - all_arrived_->remaining()),
+                                   static_cast<std::uint32_t>(expected), kArrivalLimit);
 }
 
-// Each workload's streams on its workers: on the gathered connections, tuned as the client asked.
-void ServerTest::open_streams(const std::string& peer) {
-  std::string clamp_warning;
-  for (TestPart& part : parts_) open_part(part, peer, clamp_warning);
+// Each workload's streams on its workers: on the gathered connections and flows, tuned as the
+// client asked.
+void ServerTest::open_streams(ServerPeer& peer) {
+  std::vector<std::string> warnings;
+  for (TestPart& part : parts_) open_part(part, peer, warnings);
   sockets_.clear();
+  flows_.clear();
   parts_.front().start.spec.with = request_.spec.with;  // the whole test, as the client's report has it
-  if (!clamp_warning.empty()) spdlog::warn("{}", clamp_warning);
+  for (const std::string& warning : warnings) spdlog::warn("{}", warning);
 }
 
-void ServerTest::open_part(TestPart& part, const std::string& peer, std::string& clamp_warning) {
+void ServerTest::open_part(TestPart& part, ServerPeer& peer, std::vector<std::string>& warnings) {
   const spec::TestSpec& spec = part.spec;
   part.streams = std::make_unique<TestStreams>(executor_, part.layout, part.threads, cpus_, spec, Side::server);
   part.streams->number_from(part.first);
   part.start = start_info(spec, request_.client_threads, parts_.threads(), /*from_client=*/false);
-  part.start.peer = peer;
+  part.start.peer = peer.name();
   part.start.server_cpus = cpus_;
+  peer.describe_start(part.start);
   for (std::uint32_t i = 0; i < part.connections(); ++i) {
     std::optional<tcp::socket> socket;
     if (part.before_start()) {
       socket = std::move(*sockets_[part.first + i]);
-      std::string clamped = tune_data_connection(socket->native_handle(), spec, part.layout.sends_on(Side::server, i));
-      if (!clamped.empty()) clamp_warning = clamped;
+      peer.tune(*socket, spec, part.layout.sends_on(Side::server, i), warnings);
       note_connection(part.start, *socket);
     }
     part.streams->add(*part.side, i, std::move(socket), {}, {}, id_);
+    if (gathers_flows_ && flows_[part.first + i]) {
+      asio::ip::udp::socket& flow = *flows_[part.first + i];
+      peer.tune_flow(flow, spec, warnings);
+      std::string refused = part.streams->route_flow(*part.side, i, std::move(flow));
+      if (!refused.empty()) warnings.push_back(std::move(refused));
+    }
   }
   part.side->describe_start(part.start);
   part.streams->start();
 }
 
-// The window opens when the streams begin; the client is told to start right after.
-asio::awaitable<void> ServerTest::start(control::ControlChannel& control, report::Reporter& reporter) {
-  const engines::TestClock clock = engines::TestClock::starting_now(request_.spec);
+// The window opens when the streams begin; the client hears of it as its protocol says.
+asio::awaitable<void> ServerTest::start(ServerPeer& peer, report::Reporter& reporter) {
+  co_await peer.before_window();
+  const engines::TestClock clock = peer.clock(request_.spec);
   const auto timestamp = static_cast<std::int64_t>(std::time(nullptr));
   for (TestPart& part : parts_) part.start.timestamp = timestamp;
   TestPart& first = parts_.front();
   parts_.show_live(reporter, Side::server);
   parts_.begin(clock);
   phase_ = Phase::running;  // from now on a during-test workload's connections go to their slots
-  co_await control.write(control::start_message());
+  co_await peer.window_opened();
   const bool live_forward = first.layout.live_forward();
   reporter.start(direction_start(first.start, first.layout.connections(live_forward),
                                  first.layout.sends(Side::server, live_forward)));
+  started_ = true;
 }
 
-// The client sends its first workload's figures once its streams are done (a vanished client ends
-// the test here, with an exception, as its control connection closes). A stop before that (the
-// client's SIGINT) ends this side's windows early. Intervals tick meanwhile.
-asio::awaitable<void> ServerTest::wait_for_client(control::ControlChannel& control) {
+// Until the client says its part is done (a vanished client ends the test here, with an
+// exception, as its control connection closes). Intervals tick meanwhile.
+asio::awaitable<void> ServerTest::wait_for_client(ServerPeer& peer) {
   using namespace asio::experimental::awaitable_operators;
-  auto client_done = [&]() -> asio::awaitable<nlohmann::json> {
-    for (;;) {
-      nlohmann::json message = co_await control.read(engines::run_limit(request_.spec, kWindowGrace));
-      if (!control::is_stop(message)) co_return message;
-      parts_.end_window();
-    }
-  };
-  TestPart& first = parts_.front();
-  control.allow_frames_up_to(control::figures_frame_bound(first.connections(), 0));  // totals only, no intervals
-  auto outcome = co_await (control::capture(client_done()) || parts_.sample());
-  auto& message = std::get<0>(outcome);
-  if (message.error) std::rethrow_exception(message.error);
-  first.theirs = control::parse_directed_results(*message.value, first.side->done_message(), first.layout.forward,
-                                                 first.layout.reverse);
+  auto outcome = co_await (control::capture(peer.client_done(parts_, request_.spec)) || parts_.sample());
+  auto& done = std::get<0>(outcome);
+  if (done.error) std::rethrow_exception(done.error);
 }
 
-// Every stream reaches its end (receivers read to EOF; a transfer slot ends with its window), so
-// the counts are final; then the workers stop.
-asio::awaitable<void> ServerTest::finish_streams() {
+// Every stream reaches its end as far as the peer waits for it, so the counts are final; then the
+// workers stop.
+asio::awaitable<void> ServerTest::finish_streams(ServerPeer& peer) {
   parts_.end_window();
-  const bool drained = co_await parts_.all_done(kDrainLimit);
-  if (!drained)
-    spdlog::warn("{} connections had not ended {} s after the client finished", parts_.remaining(),
-                 std::chrono::duration_cast<std::chrono::seconds>(kDrainLimit).count());
+  co_await peer.conclude(parts_);
   phase_ = Phase::over;
   for (TestPart& part : parts_) {
     part.mine = part.streams->measurement().finish(Side::server);
@@ -228,28 +225,12 @@ asio::awaitable<void> ServerTest::finish_streams() {
   parts_.stop();
 }
 
-// Our figures for each workload, in order; the client's for every workload after the first come
-// as the answer to the one before.
-asio::awaitable<void> ServerTest::exchange_results(control::ControlChannel& control) {
-  for (std::size_t k = 0; k < parts_.size(); ++k) {
-    TestPart& part = parts_[k];
-    if (k > 0) {
-      control.allow_frames_up_to(control::figures_frame_bound(part.connections(), 0));
-      nlohmann::json message = co_await control.read(kDrainLimit);
-      part.theirs = control::parse_directed_results(message, part.side->done_message(), part.layout.forward,
-                                                    part.layout.reverse);
-    }
-    co_await control.write(control::to_json(*part.mine, "results"));
-  }
-}
-
 // The server's own report: its figures, and the client's beside them, for every workload.
-bool ServerTest::report(report::Reporter& reporter) {
+bool ServerTest::report(ServerPeer& peer, report::Reporter& reporter) {
   std::vector<report::TestReport> reports;
   bool clean = true;
   for (TestPart& part : parts_) {
-    report::TestReport report =
-        side_by_side(part.start, part.layout, Side::server, std::move(*part.mine), std::move(part.theirs));
+    report::TestReport report = peer.side_by_side(part);
     part.side->add_to_report(report);
     for (const report::TestReport* direction : {static_cast<const report::TestReport*>(&report), report.bidir_reverse.get()})
       if (direction && (stats::summarize(direction->local().totals).failed_streams || !direction->mismatched_streams.empty()))

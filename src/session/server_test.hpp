@@ -1,5 +1,6 @@
 // The server's side of one accepted test: the data connections it gathers or routes, and the
-// lifecycle that runs it, mirroring the client's.
+// lifecycle that runs it, mirroring the client's. Whatever differs between the protocols its
+// client may speak (testio's, iperf3's) the lifecycle asks its ServerPeer (server_peer.hpp).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "control/protocol.hpp"
 #include "engines/completion_latch.hpp"
 #include "report/reporter.hpp"
+#include "session/server_peer.hpp"
 #include "session/test_parts.hpp"
 #include "workloads/workload.hpp"
 
@@ -38,6 +40,8 @@ class ServerTest {
   std::uint64_t id() const noexcept { return id_; }
   const spec::TestSpec& spec() const noexcept { return request_.spec; }
   const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
+  unsigned threads() const noexcept { return parts_.threads(); }
+  std::uint64_t request_arrived_ns() const noexcept { return request_arrived_ns_; }
   const asio::ip::address& peer() const noexcept { return peer_; }
   // The data connections its client opens: at once before the start, or one per slot at a time.
   std::uint32_t data_connections() const noexcept { return parts_.connections(); }
@@ -53,29 +57,35 @@ class ServerTest {
   // and the answer goes back from it. A repeated hello from the same place is answered again.
   // Empty when taken; otherwise why it was refused.
   std::string attach_flow(std::uint32_t index, const asio::ip::udp::endpoint& from, std::uint16_t port);
+  // Flow `index`, set up by the peer's own handshake before the start (ServerPeer::gathers_flows(),
+  // iperf3 -u): gathered with the data connections, then routed to its stream. Empty when taken.
+  std::string gather_flow(std::uint32_t index, asio::ip::udp::socket socket);
 
   // What this side has received and sent so far (--metrics reads it when scraped: the workers'
   // own counters, nothing added to the data path); zeros once the test is reported, as its
   // report then holds the same bytes, and before its streams exist.
   std::pair<std::uint64_t, std::uint64_t> bytes_so_far() noexcept;
   bool reported() const noexcept { return reported_; }
+  // Still gathering its data connections (and the peer's flows): none has been refused yet.
+  bool gathering() const noexcept { return phase_ == Phase::gathering; }
+  // The reporter has been given the start (a test that ends now has a report to close).
+  bool started() const noexcept { return started_; }
 
-  // Runs the test to its end and reports it. Returns true when every stream ended cleanly and
-  // both sides counted the same; throws when the client breaks the protocol or goes away.
-  asio::awaitable<bool> run(control::ControlChannel& control, report::Reporter& reporter);
+  // Runs the test with `peer` to its end and reports it. Returns true when every stream ended
+  // cleanly and both sides counted the same; throws when the client breaks the protocol or goes away.
+  asio::awaitable<bool> run(ServerPeer& peer, report::Reporter& reporter);
 
  private:
   enum class Phase { gathering, running, over };
 
-  asio::awaitable<void> accept(control::ControlChannel& control);
-  asio::awaitable<void> gather();
-  void open_streams(const std::string& peer);
-  void open_part(TestPart& part, const std::string& peer, std::string& clamp_warning);
-  asio::awaitable<void> start(control::ControlChannel& control, report::Reporter& reporter);
-  asio::awaitable<void> wait_for_client(control::ControlChannel& control);
-  asio::awaitable<void> finish_streams();
-  asio::awaitable<void> exchange_results(control::ControlChannel& control);
-  bool report(report::Reporter& reporter);
+  std::size_t expected_before_start() const noexcept;
+  asio::awaitable<void> gather(ServerPeer& peer);
+  void open_streams(ServerPeer& peer);
+  void open_part(TestPart& part, ServerPeer& peer, std::vector<std::string>& warnings);
+  asio::awaitable<void> start(ServerPeer& peer, report::Reporter& reporter);
+  asio::awaitable<void> wait_for_client(ServerPeer& peer);
+  asio::awaitable<void> finish_streams(ServerPeer& peer);
+  bool report(ServerPeer& peer, report::Reporter& reporter);
 
   asio::any_io_executor executor_;
   std::uint64_t id_;
@@ -88,9 +98,12 @@ class ServerTest {
   std::vector<int> flow_fds_;  // ... and its socket, owned by its stream (open until the test is over)
   Phase phase_ = Phase::gathering;
   std::vector<std::optional<asio::ip::tcp::socket>> sockets_;  // by number, gathered until open_streams()
+  std::vector<std::optional<asio::ip::udp::socket>> flows_;    // ... the peer's own flows, likewise
+  bool gathers_flows_ = false;
   std::shared_ptr<engines::CompletionLatch> all_arrived_;      // the before-start workloads' connections
   std::uint32_t tests_beside_ = 0;
   std::uint64_t request_arrived_ns_ = 0;
+  bool started_ = false;
   bool reported_ = false;
 };
 
