@@ -6,6 +6,9 @@
 
 #include <optional>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 #include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
 
@@ -14,7 +17,6 @@
 #include "iperf3/messages.hpp"
 #include "iperf3/reports.hpp"
 #include "iperf3/results.hpp"
-#include "iperf3/streams.hpp"
 #include "net/socket_options.hpp"
 #include "session/connect.hpp"
 #include "session/directions.hpp"
@@ -78,6 +80,17 @@ asio::awaitable<asio::ip::udp::socket> open_udp_stream(const tcp::endpoint& serv
   if (got != sizeof(answer) || (answer != kUdpConnectReply && answer != kLegacyUdpConnectReply))
     throw ProtocolError("the iperf3 server answered a UDP stream with something else than its reply");
   co_return socket;
+}
+
+// Bytes sent on `send_fds` (TCP sockets) that the peer's kernel has not yet acknowledged
+// (SIOCOUTQ): 0 once all of it sits in the peer's receive buffers.
+std::uint64_t unacknowledged(const std::vector<int>& send_fds) noexcept {
+  std::uint64_t total = 0;
+  for (int fd : send_fds) {
+    int queued = 0;
+    if (ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0) total += static_cast<std::uint64_t>(queued);
+  }
+  return total;
 }
 
 // Bytes received so far on the connections this side reads (polled: nothing allocated).

@@ -1,7 +1,8 @@
 // The iperf3 clients at testio's door: a connection whose cookie the server has not seen opens a
 // test (within the server's slots, and not on a keyed server); one of a test gathering its
 // streams is a data connection, and a UDP datagram of four bytes is a UDP stream saying it is
-// there. What the running tests have counted so far is read here for --metrics.
+// there: each goes to the test's session::ServerTest. What the running tests have counted so far
+// is read here for --metrics.
 #include <asio/read.hpp>
 #include <asio/write.hpp>
 
@@ -9,7 +10,6 @@
 #include "iperf3/channel.hpp"
 #include "iperf3/served_test.hpp"
 #include "iperf3/server_session.hpp"
-#include "iperf3/streams.hpp"
 #include "util/log.hpp"
 
 namespace testio::iperf3 {
@@ -61,14 +61,14 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   }
   const Cookie cookie = cookie_from(bytes.data());
   if (auto found = tests_.find(cookie); found != tests_.end()) {
-    ServedTest& test = *found->second;
-    if (!test.gathering || test.sockets.size() >= test.expected) {
+    ServedTest& served = *found->second;
+    if (served.udp || !served.takes_streams()) {
       spdlog::warn("iperf3 data connection from {} arrived outside its test's set-up; closed", peer);
       co_await deny(socket);
       co_return std::nullopt;
     }
-    test.sockets.push_back(std::move(socket));
-    test.all_arrived->count_down();
+    const std::string refused = served.test->attach(served.arrived++, std::move(socket));
+    if (!refused.empty()) spdlog::warn("iperf3 data connection from {} refused: {}", peer, refused);
     co_return std::nullopt;
   }
   if (!config_.psk_file.empty()) {
@@ -84,18 +84,18 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
     co_await deny(socket);
     co_return std::nullopt;
   }
-  ServedTest test;
-  test.cookie = cookie;
-  test.peer = peer;
+  ServedTest served;
+  served.cookie = cookie;
+  served.peer = peer;
   asio::error_code unknown;
-  test.peer_address = socket.remote_endpoint(unknown).address();
-  test.local_address = socket.local_endpoint(unknown).address();
-  tests_.emplace(cookie, &test);
+  served.peer_address = socket.remote_endpoint(unknown).address();
+  served.local_address = socket.local_endpoint(unknown).address();
+  tests_.emplace(cookie, &served);
   Control control(std::move(socket));
   bool succeeded = false;
   std::string ended;
   try {
-    succeeded = co_await run_test(control, test);
+    succeeded = co_await run_test(control, served);
     spdlog::info("iperf3 test from {} finished", peer);
   } catch (const PeerError& error) {
     ended = error.what();
@@ -108,17 +108,18 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   slots.release();
   if (!ended.empty()) {
     spdlog::warn("iperf3 test from {} ended: {}", peer, ended);
-    if (test.reported) reporter_.error(ended);
+    if (served.started) reporter_.error(ended);
   }
   co_return succeeded;
 }
 
 std::pair<std::uint64_t, std::uint64_t> Iperf3Clients::bytes_so_far() const noexcept {
   std::uint64_t received = 0, sent = 0;
-  for (const auto& [cookie, test] : tests_) {
-    if (!test->streams) continue;
-    received += test->streams->received_total();
-    sent += test->streams->sent_total();
+  for (const auto& [cookie, served] : tests_) {
+    if (!served->test) continue;
+    auto [test_received, test_sent] = served->test->bytes_so_far();
+    received += test_received;
+    sent += test_sent;
   }
   return {received, sent};
 }
@@ -129,22 +130,21 @@ bool Iperf3Clients::take_datagram(const unsigned char* data, std::size_t size, c
                                   std::uint16_t port) {
   (void)data;  // iperf3's own server does not read it either
   if (size != kUdpConnectBytes) return false;
-  for (auto& [cookie, test] : tests_) {
-    if (!test->udp || !test->gathering || test->arrived() >= test->expected || test->peer_address != from.address())
-      continue;
+  for (auto& [cookie, served] : tests_) {
+    if (!served->udp || !served->takes_streams() || served->peer_address != from.address()) continue;
     try {
-      asio::ip::udp::socket socket(*test->executor);
-      const asio::ip::udp::endpoint local(test->local_address, port);
+      asio::ip::udp::socket socket(served->executor);
+      const asio::ip::udp::endpoint local(served->local_address, port);
       socket.open(local.protocol());
       socket.set_option(asio::socket_base::reuse_address(true));
       socket.bind(local);
       socket.connect(from);
       const std::uint32_t reply = kUdpConnectReply;  // host order, as iperf3 writes it
       socket.send(asio::buffer(&reply, sizeof(reply)));
-      test->udp_sockets.push_back(std::move(socket));
-      test->all_arrived->count_down();
+      const std::string refused = served->test->gather_flow(served->arrived++, std::move(socket));
+      if (!refused.empty()) spdlog::warn("an iperf3 UDP stream from {} was refused: {}", served->peer, refused);
     } catch (const std::system_error& error) {
-      spdlog::warn("an iperf3 UDP stream from {} could not be taken: {}", test->peer, error.code().message());
+      spdlog::warn("an iperf3 UDP stream from {} could not be taken: {}", served->peer, error.code().message());
     }
     return true;
   }

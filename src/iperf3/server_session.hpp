@@ -1,7 +1,8 @@
 // `testio -s` serving stock iperf3 clients on its own port: the connections that begin with a
 // 37-byte cookie instead of testio's magic. A cookie the server has not seen opens a test; one of
-// a test gathering its streams is a data connection (server_door.cpp); the test's steps are in
-// server_session.cpp. Owner: the server's control thread.
+// a test gathering its streams is a data connection (server_door.cpp); the parameters are taken in
+// server_session.cpp, and the test then runs through testio's one server lifecycle
+// (session::ServerTest) with an iperf3 peer (server_peer.cpp). Owner: the server's control thread.
 #pragma once
 
 #include <map>
@@ -16,7 +17,6 @@
 namespace testio::iperf3 {
 
 class Control;
-class DataStreams;
 struct ServedTest;
 
 class Iperf3Clients final : public session::ForeignClients {
@@ -34,15 +34,9 @@ class Iperf3Clients final : public session::ForeignClients {
   metrics::Protocol protocol() const noexcept override { return metrics::Protocol::iperf3; }
 
  private:
-  // The test's steps, in the order run_test() takes them.
-  asio::awaitable<bool> run_test(Control& control, ServedTest& test);
-  asio::awaitable<Params> exchange_params(Control& control, ServedTest& test);
-  asio::awaitable<void> gather_streams(Control& control, ServedTest& test, const Params& params);
-  asio::awaitable<void> run_streams(Control& control, ServedTest& test, const Params& params, DataStreams& streams,
-                                    report::StartInfo& start);
-  asio::awaitable<Results> exchange_results(Control& control, ServedTest& test, const Params& params,
-                                            DataStreams& streams);
-  bool report(const DataStreams& streams, const report::StartInfo& start, const Results& client);
+  // The parameters, then the test through session::ServerTest.
+  asio::awaitable<bool> run_test(Control& control, ServedTest& served);
+  asio::awaitable<Params> exchange_params(Control& control, ServedTest& served);
 
   const config::Config& config_;
   metrics::ServerMetrics& metrics_;
