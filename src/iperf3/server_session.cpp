@@ -20,9 +20,6 @@
 
 namespace testio::iperf3 {
 
-using asio::ip::tcp;
-using namespace std::chrono_literals;
-
 namespace {
 
 // A test's streams as --metrics sees them while it runs: counted live (ServerTest::bytes_so_far)
@@ -99,6 +96,7 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& serv
   served.executor = co_await asio::this_coro::executor;
   served.udp = params.udp;
   served.expected = params.connections();
+  // Id 0: no testio hello names an iperf3 test (its UDP streams come through the door, by cookie).
   session::ServerTest test(served.executor, 0, control::TestRequest{spec, 1, params.client_version, ""},
                            std::move(parts), {}, served.peer_address, served.local_address);
   LiveBytes live(served, metrics_, test);
