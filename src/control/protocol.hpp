@@ -1,6 +1,7 @@
-// The testio control protocol, version 3 (version 1 could not run workloads side by side: its
+// The testio control protocol, version 4 (version 1 could not run workloads side by side: its
 // request had no "with"; version 2 said a workload's settings beside the spec's own fields, where
-// version 3 carries them as one object, "settings"). Every connection to the server begins with a 24-byte
+// version 3 carries them as one object, "settings"; version 4 may run a workload for part of the
+// window, "begins_s" and "ends_s", which version 3 would ignore and run for all of it). Every connection to the server begins with a 24-byte
 // preamble; the kind byte says whether it is the control connection or a data connection.
 //
 //   client                                              server
@@ -40,7 +41,7 @@ namespace testio::control {
 
 // First byte non-printable and non-ASCII: an iperf3 cookie and a plain-text client never start so.
 inline constexpr std::array<unsigned char, 4> kMagic = {0x9e, 't', 'i', 'o'};
-inline constexpr std::uint8_t kProtocolVersion = 3;
+inline constexpr std::uint8_t kProtocolVersion = 4;
 inline constexpr std::size_t kPreambleBytes = 24;
 
 enum class ConnectionKind : std::uint8_t { control = 'C', data = 'D' };

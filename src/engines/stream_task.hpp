@@ -36,6 +36,14 @@ struct TestClock {
     return clock;
   }
 
+  // A workload of a composed test that runs for part of the window: its streams begin `begins_s`
+  // after this clock's start and end `ends_s` after it (0: at this clock's deadline).
+  TestClock within(double begins_s, double ends_s) const noexcept {
+    TestClock part{start + clock_seconds(begins_s), deadline};
+    if (ends_s > 0 && deadline != Clock::time_point::max()) part.deadline = start + clock_seconds(ends_s);
+    return part;
+  }
+
   stats::TestNanos since_start(Clock::time_point now) const noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
   }

@@ -43,16 +43,34 @@ void Worker::start() {
 
 void Worker::begin_streams(TestClock clock) {
   post([this, clock] {
-    for (auto& stream : streams_) stream->begin(clock);
-    // Blocks this thread until the loop's streams end; end_window() and stop() reach it through
-    // signals_, and their posted work runs after it returns.
-    if (loop_) loop_->run(clock, signals_);
+    if (clock.start <= Clock::now()) return run_streams(clock);
+    waiting_ = clock;
+    start_timer_.expires_at(clock.start);
+    start_timer_.async_wait([this](const asio::error_code& error) {
+      if (!error) begin_if_waiting();
+    });
   });
+}
+
+void Worker::begin_if_waiting() {
+  if (!waiting_) return;
+  const TestClock clock = *waiting_;
+  waiting_.reset();
+  start_timer_.cancel();
+  run_streams(clock);
+}
+
+void Worker::run_streams(TestClock clock) {
+  for (auto& stream : streams_) stream->begin(clock);
+  // Blocks this thread until the loop's streams end; end_window() and stop() reach it through
+  // signals_, and their posted work runs after it returns.
+  if (loop_) loop_->run(clock, signals_);
 }
 
 void Worker::end_window() {
   signals_.window_closed.store(true, std::memory_order_relaxed);
   post([this] {
+    begin_if_waiting();
     for (auto& stream : streams_) stream->end_window();
   });
 }
@@ -61,6 +79,8 @@ void Worker::stop() noexcept {
   if (thread_.joinable()) {
     signals_.aborted.store(true, std::memory_order_relaxed);
     post([this] {
+      waiting_.reset();
+      start_timer_.cancel();  // a start still ahead would keep run() going
       for (auto& stream : streams_) stream->close();
     });
     keep_running_.reset();

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "engines/stream_task.hpp"
 #include "util/page_buffer.hpp"
@@ -41,9 +43,11 @@ class Worker {
   char* scratch(std::size_t size);
   // Starts the thread; throws std::runtime_error when it cannot be pinned to its CPU.
   void start();
-  // Calls begin() on every stream, on the worker thread.
+  // Calls begin() on every stream, on the worker thread, at clock.start (a workload of a composed
+  // test may start later in the window than the test).
   void begin_streams(TestClock clock);
-  // Ends every stream's window now (SIGINT on the client).
+  // Ends every stream's window now (SIGINT on the client); streams still waiting for their start
+  // begin first, so each sees its window close.
   void end_window();
   // Closes every stream (an abort), then stops the thread; afterwards nothing runs on it.
   void stop() noexcept;
@@ -54,11 +58,16 @@ class Worker {
   }
 
  private:
+  void run_streams(TestClock clock);
+  void begin_if_waiting();
+
   unsigned index_;
   int cpu_;
   asio::io_context context_{1};  // one thread runs it: Asio may skip its internal locking
   asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
   BlockingSignals signals_;
+  asio::steady_timer start_timer_{context_};  // a later start: until clock.start (worker thread)
+  std::optional<TestClock> waiting_;          // the clock of a begin still waiting for its start
   std::unique_ptr<StreamLoop> loop_;  // outlives the streams registered with it
   std::vector<util::PageBuffer> scratch_;  // the largest last; outlives the streams
   std::vector<std::unique_ptr<StreamTask>> streams_;  // destroyed before context_

@@ -33,6 +33,8 @@ TestStreams::TestStreams(asio::any_io_executor control, const workloads::Directi
     : measurement_(layout, spec.interval_s, spec.omit_s, spec.window_s()),
       iface_stats_(spec.iface_stats),
       rx_follow_(spec.rx_follow),
+      begins_s_(spec.begins_s),
+      ends_s_(spec.ends_s),
       local_(local),
       done_{std::make_shared<engines::CompletionLatch>(control, layout.forward),
             std::make_shared<engines::CompletionLatch>(control, layout.reverse)},
@@ -75,8 +77,8 @@ std::string TestStreams::route_flow(workloads::TestSide& side, std::uint32_t i, 
 }
 
 void TestStreams::begin(const engines::TestClock& clock) {
-  measurement_.begin(clock);
-  pool_.begin(clock);
+  measurement_.begin(clock);  // every part's intervals on the test's clock
+  pool_.begin(clock.within(begins_s_, ends_s_));
 }
 
 asio::awaitable<bool> TestStreams::all_done(std::chrono::steady_clock::duration limit) {

@@ -76,6 +76,7 @@ class TestStreams {
   DirectedMeasurement measurement_;
   std::optional<std::vector<std::string>> iface_stats_;
   bool rx_follow_ = false;
+  double begins_s_ = 0, ends_s_ = 0;  // where this workload's streams run in the window
   std::int64_t clock_offset_ns_ = 0;
   std::uint32_t first_number_ = 0;
   workloads::Side local_;

@@ -1,6 +1,7 @@
 // Composed tests: one spec whose `with` lists the workloads that run beside its own in the same
 // window. Each workload keeps its own connections, direction and settings; the window, intervals,
 // omit, CPUs and --iface-stats are the test's.
+#include <cstdio>
 #include <string>
 
 #include "spec/test_spec.hpp"
@@ -12,6 +13,25 @@ namespace {
 // Ended by a byte count rather than by the window (a workload's own counts, --num or --transfers,
 // are its rules': workloads::check()).
 bool counted(const TestSpec& spec) noexcept { return !spec.timed() || spec.total_bytes; }
+
+std::string seconds(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// Where a workload runs in the window: from begins_s to ends_s (0: the window's end).
+void check_span(const TestSpec& part, const TestSpec& test, const std::string& which) {
+  if (part.begins_s == 0 && part.ends_s == 0) return;
+  if (test.with.empty())
+    throw SpecError("begins_s and ends_s place a workload of a composed test in its window; this test has one");
+  const double window = test.window_s();
+  const double ends = part.ends_s > 0 ? part.ends_s : window;
+  if (!(part.begins_s >= 0) || !(part.ends_s >= 0) || !(part.begins_s < ends) || !(ends <= window))
+    throw SpecError(which + " runs from " + seconds(part.begins_s) + " s to " +
+                    seconds(ends) + " s: it must begin before it ends, within the " +
+                    seconds(window) + " s window");
+}
 
 }  // namespace
 
@@ -45,6 +65,7 @@ TestSpec composed(std::vector<TestSpec> workloads) {
 }
 
 void check_composition(const TestSpec& test, const Limits& limits) {
+  check_span(test, test, "workload 1 (" + util::printable(test.workload) + ")");
   if (test.with.empty()) return;
   if (test.with.size() + 1 > kMaxWorkloads)
     throw SpecError("a test runs at most " + std::to_string(kMaxWorkloads) + " workloads side by side");
@@ -59,6 +80,7 @@ void check_composition(const TestSpec& test, const Limits& limits) {
     if (!shares_test_wide(test, part))
       throw SpecError(which + " has a window, intervals, omit, -A or --iface-stats of its own: they are the test's");
     if (counted(part)) throw SpecError(which + " is counted (-n, --num): workloads side by side run for a time");
+    check_span(part, test, which);
     connections += part.data_connections();
   }
   if (connections > limits.max_connections)

@@ -51,6 +51,8 @@ void fields(Spec& spec, Visit&& visit) {
   visit("no_delay", spec.no_delay, Need::written);
   visit("cpus", spec.cpus, Need::written);
   visit("iface_stats", spec.iface_stats, Need::unless_default);
+  visit("begins_s", spec.begins_s, Need::unless_default);
+  visit("ends_s", spec.ends_s, Need::unless_default);
 }
 
 // Strings and lists a peer sends are bounded before the rules look at them.

@@ -97,6 +97,10 @@ struct TestSpec {
   // connections, direction, settings and section of the report. Each is a whole spec of one
   // workload (its own `with` empty) whose test-wide fields are this one's (share_test_wide()).
   std::vector<TestSpec> with;
+  // A workload of a composed test that runs for part of the window (latency under load's phases):
+  // its streams begin `begins_s` after the test starts and end `ends_s` after it (0: at the end).
+  double begins_s = 0;
+  double ends_s = 0;
 
   // A timed test ends at its window; a counted one (-n, --num, --transfers) when its count is done.
   bool timed() const noexcept { return duration_s > 0; }

@@ -187,7 +187,7 @@ def connect(port, timeout=10):
 
 
 PREAMBLE_MAGIC = b"\x9etio"
-PROTOCOL_VERSION = 3  # src/control/protocol.hpp's kProtocolVersion
+PROTOCOL_VERSION = 4  # src/control/protocol.hpp's kProtocolVersion
 
 
 def preamble(kind=b"C", version=PROTOCOL_VERSION, test_id=0, stream=0):
