@@ -25,8 +25,9 @@ void ExpositionSink::gauge(const std::string& name, const std::string& help,
   for (const auto& [labels, value] : samples) out_.sample(value, labels);
 }
 
-void ExpositionSink::latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) {
-  add_latency(out_, name, help, latency);
+void ExpositionSink::latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency,
+                             const report::MetricLabels& labels) {
+  add_latency(out_, name, help, latency, Labels(labels.begin(), labels.end()));
 }
 
 void WorkloadsSink::gauge(const std::string& name, const std::string& help,
@@ -42,13 +43,15 @@ void WorkloadsSink::gauge(const std::string& name, const std::string& help,
   entries_.push_back(std::move(entry));
 }
 
-void WorkloadsSink::latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) {
+void WorkloadsSink::latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency,
+                            const report::MetricLabels& labels) {
   Entry entry;
   entry.name = name;
   entry.help = help;
   entry.latency = true;
   entry.summary = latency;
   entry.labels = {{"workload", label_}};
+  entry.labels.insert(entry.labels.end(), labels.begin(), labels.end());
   entries_.push_back(std::move(entry));
 }
 

@@ -23,7 +23,8 @@ class ExpositionSink final : public report::MetricSink {
   explicit ExpositionSink(Exposition& out) : out_(out) {}
   void gauge(const std::string& name, const std::string& help,
              const std::vector<std::pair<report::MetricLabels, double>>& samples) override;
-  void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) override;
+  void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency,
+               const report::MetricLabels& labels = {}) override;
 
  private:
   Exposition& out_;
@@ -35,7 +36,8 @@ class WorkloadsSink final : public report::MetricSink {
   void workload(std::size_t number) { label_ = std::to_string(number); }
   void gauge(const std::string& name, const std::string& help,
              const std::vector<std::pair<report::MetricLabels, double>>& samples) override;
-  void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) override;
+  void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency,
+               const report::MetricLabels& labels = {}) override;
   // Every family gathered, each once, in the order each first came.
   void write(Exposition& out) const;
 

@@ -152,7 +152,8 @@ json testio_end_json(const TestReport& report, const std::vector<stats::StreamFi
   extra["incomplete"] = report.incomplete;
   if (!report.ended_because.empty()) extra["ended_because"] = report.ended_because;
   extra["tests_beside"] = report.tests_beside;
-  for (const auto& section : report.sections) extra[section->key()] = section->json(report);
+  for (const auto& section : report.sections)
+    if (!section->whole_test()) extra[section->key()] = section->json(report);
   if (!report.digests.hash.empty()) extra["digests"] = digests_json(report.digests);
   extra["mismatched_streams"] = report.mismatched_streams;
   // The other side's intervals, as it measured them (the local side's are in "intervals").
@@ -352,6 +353,7 @@ void JsonReporter::with_interval(std::size_t workload, const StartInfo& start, c
 
 void JsonReporter::end(const TestReport& report) {
   json end = end_json(report);
+  report.whole_test_sections([&](const Section& section) { end[section.key()] = section.json(report); });
   if (stream_events_) {
     emit("end", std::move(end));
     if (report.incomplete) emit("error", report.ended_because);

@@ -26,8 +26,10 @@ class MetricSink {
   // One gauge family: a sample per label set.
   virtual void gauge(const std::string& name, const std::string& help,
                      const std::vector<std::pair<MetricLabels, double>>& samples) = 0;
-  // A latency distribution as a summary in seconds (p50, p90, p99, p99.9, sum and count).
-  virtual void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency) = 0;
+  // A latency distribution as a summary in seconds (p50, p90, p99, p99.9, sum and count); one
+  // family may have several, each with its labels.
+  virtual void latency(const std::string& name, const std::string& help, const stats::LatencySummary& latency,
+                       const MetricLabels& labels = {}) = 0;
 };
 
 struct TestReport;
@@ -45,6 +47,10 @@ class Section {
   // Its goodput stands for the test's (downloads: the slots' streams reconnect, so their figures
   // say little): the metrics of the streams' directions and CPU are left out.
   virtual bool has_own_goodput() const { return false; }
+  // Its figures are the whole test's rather than its own workload's (latency under load: each phase
+  // beside the load the other workloads ran then): the reporters ask it once, after every workload,
+  // with the test's report (the first workload's, the others in `with`); JSON has it at end.<key>.
+  virtual bool whole_test() const { return false; }
   // Why the test failed its purpose, in one sentence; empty when it did not.
   virtual std::string failure() const { return {}; }
   // A plain peer's test told in the section's own line (a raw echo's figures) instead of the

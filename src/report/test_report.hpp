@@ -130,6 +130,16 @@ struct TestReport {
     return nullptr;
   }
   const SideReport& remote() const noexcept { return start.local_is_sender ? receiver : sender; }
+  // Calls `visit` with each section of this report and of its `with` whose figures are the whole
+  // test's (Section::whole_test()).
+  template <typename Visit>
+  void whole_test_sections(Visit&& visit) const {
+    for (const auto& section : sections)
+      if (section->whole_test()) visit(*section);
+    for (const TestReport& part : with)
+      for (const auto& section : part.sections)
+        if (section->whole_test()) visit(*section);
+  }
 };
 
 // Figures for the summary: totals less the omitted intervals of the same side.

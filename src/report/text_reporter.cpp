@@ -231,7 +231,8 @@ std::string outcome_lines(const TestReport& report, char unit) {
   for (std::uint32_t stream : report.mismatched_streams)
     lines += "connection " + std::to_string(stream + 1) + ": sender and receiver byte counts differ\n";
   lines += zero_copy_text(report);
-  for (const auto& section : report.sections) lines += section->text(report, unit);
+  for (const auto& section : report.sections)
+    if (!section->whole_test()) lines += section->text(report, unit);
   if (!report.digests.hash.empty()) lines += digests_text(report.digests);
   if (report.tests_beside)
     lines += "the server ran up to " + std::to_string(report.tests_beside) + " other test" +
@@ -274,13 +275,19 @@ void TextReporter::end(const TestReport& report) {
                 std::to_string(report.with.size() + 1) + ": " + report.with[k].start.spec.workload +
                 " = = = = = = = = = = = =\n",
             report.with[k]);
+  if (nested_) return;
+  report.whole_test_sections([&](const Section& whole) { out_ << whole.text(report, unit); });
+  out_.flush();
 }
 
 void TextReporter::section(const std::string& heading, const TestReport& report) {
   out_ << heading;
   start(report.start);
   for (const stats::IntervalRecord& record : report.local().intervals) interval(record);
+  const bool nested = nested_;
+  nested_ = true;  // its whole-test sections are told once, after the test's
   end(report);
+  nested_ = nested;
 }
 
 // Each side's CPU, and with -v its cores and the remote side's NIC intervals; the NIC totals.

@@ -28,6 +28,7 @@ class TextReporter final : public Reporter {
   ReporterOptions options_;
   StartInfo start_;
   bool per_stream_lines_ = false;
+  bool nested_ = false;  // telling a part of the test (--bidir's reverse, a workload of `with`)
   std::vector<std::uint32_t> last_retransmits_;
 };
 
