@@ -14,6 +14,7 @@ struct GivenOptions {
   bool server_limits = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
   bool raw = false, hash = false, file = false;
   bool rr = false, rr_options = false, num = false;
+  bool latency = false, latency_options = false;  // --latency; its kinds, interval, size, phases
   bool udp = false, udp_options = false, udp_counters_64bit = false;
   bool transfers = false, size = false, reuse = false, save = false, force = false;
   bool urls = false, http_options = false;  // --urls; --location, --insecure, --max-time

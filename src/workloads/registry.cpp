@@ -3,6 +3,7 @@
 #include "util/units.hpp"
 #include "workloads/bulk/bulk.hpp"
 #include "workloads/http/http.hpp"
+#include "workloads/latency/latency.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/transfers/transfers.hpp"
 #include "workloads/udp/udp.hpp"
@@ -22,6 +23,7 @@ constexpr Entry kWorkloads[] = {
     {"transfers", transfers::workload},
     {"udp", udp::workload},
     {"http", http::workload},
+    {"latency", latency::workload},
 };
 
 // Their options groups (the bulk test's are the command line's own: cli/test_options.cpp).
@@ -29,6 +31,7 @@ constexpr OptionGroup kOptionGroups[] = {
     {rr::add_options, rr::fill_options, rr::check_options, false},
     {transfers::add_options, transfers::fill_options, transfers::check_options, false},
     {udp::add_options, udp::fill_options, udp::check_options, true},
+    {latency::add_options, latency::fill_options, latency::check_options, true},
 };
 
 }  // namespace

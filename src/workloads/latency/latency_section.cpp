@@ -1,0 +1,225 @@
+#include "workloads/latency/latency_section.hpp"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "util/units.hpp"
+
+namespace testio::workloads::latency {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr std::array<ProbeKind, kProbeKinds> kAllKinds{ProbeKind::udp, ProbeKind::tcp, ProbeKind::connect,
+                                                       ProbeKind::load};
+constexpr std::uint64_t kConnectProbeBytes = 26;  // the preamble and a byte out, a byte back
+
+std::string format(const char* pattern, auto... values) {
+  char line[256];
+  std::snprintf(line, sizeof line, pattern, values...);
+  return line;
+}
+
+ordered_json delay_json(const DelayFigures& delays) {
+  return {{"count", delays.count},       {"p50_ms", delays.p50_ms}, {"p90_ms", delays.p90_ms},
+          {"p99_ms", delays.p99_ms},     {"max_ms", delays.max_ms}, {"trimmed_mean_ms", delays.trimmed_mean_ms},
+          {"rpm", delays.rpm()}};
+}
+
+stats::LatencySummary as_summary(const DelayFigures& delays) {
+  stats::LatencySummary summary;
+  summary.count = delays.count;
+  summary.p50_ns = static_cast<std::uint64_t>(delays.p50_ms * 1e6);
+  summary.p90_ns = static_cast<std::uint64_t>(delays.p90_ms * 1e6);
+  summary.p99_ns = static_cast<std::uint64_t>(delays.p99_ms * 1e6);
+  summary.p999_ns = static_cast<std::uint64_t>(delays.max_ms * 1e6);
+  summary.max_ns = summary.p999_ns;
+  summary.mean_ns = delays.trimmed_mean_ms * 1e6;
+  return summary;
+}
+
+std::string dash_or(std::optional<double> value, const char* pattern) {
+  return value ? format(pattern, *value) : std::string("-");
+}
+
+}  // namespace
+
+const char* name(ProbeKind kind) noexcept {
+  switch (kind) {
+    case ProbeKind::udp: return "udp";
+    case ProbeKind::tcp: return "tcp";
+    case ProbeKind::connect: return "connect";
+    case ProbeKind::load: return "load";
+  }
+  return "?";
+}
+
+LatencySection::LatencySection(ProbePlan plan, std::vector<Phase> phases, std::array<std::vector<ProbeRecord>, 3> records,
+                               std::uint64_t dropped, stats::PeerClock clock)
+    : plan_(plan), phases_(std::move(phases)), records_(std::move(records)), dropped_(dropped), clock_(clock) {}
+
+bool LatencySection::shown(ProbeKind kind) const noexcept {
+  return kind == ProbeKind::load || plan_.kinds[static_cast<std::size_t>(kind)];
+}
+
+LatencySection::PhaseFigures LatencySection::figures(const report::TestReport& test, const Phase& phase) const {
+  PhaseFigures figures;
+  for (ProbeKind kind : {ProbeKind::udp, ProbeKind::tcp, ProbeKind::connect})
+    if (shown(kind))
+      figures.kinds[static_cast<std::size_t>(kind)] =
+          kind_figures(kind, records_[static_cast<std::size_t>(kind)], phase);
+  figures.kinds[static_cast<std::size_t>(ProbeKind::load)] = load_rtt_figures(test, phase);
+  figures.goodput_bps = phase_goodput_bps(test, phase);
+  const KindFigures& udp = figures.kinds[0];
+  const KindFigures& tcp = figures.kinds[1];
+  const KindFigures& connect = figures.kinds[2];
+  const double bytes = static_cast<double>((udp.sent + udp.round_trip.count) * plan_.size +
+                                           2 * tcp.round_trip.count * plan_.size + connect.sent * kConnectProbeBytes);
+  figures.probe_bps = phase.seconds() > 0 ? bytes * 8 / phase.seconds() : 0;
+  return figures;
+}
+
+std::optional<double> LatencySection::idle_p50_ms(ProbeKind kind) const {
+  if (kind == ProbeKind::load) return std::nullopt;  // an idle phase has no load connections
+  for (const Phase& phase : phases_) {
+    if (phase.name != "idle") continue;
+    const KindFigures idle = kind_figures(kind, records_[static_cast<std::size_t>(kind)], phase);
+    if (idle.round_trip.count) return idle.round_trip.p50_ms;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string LatencySection::text(const report::TestReport& test, char unit) const {
+  std::string lines = "latency under load: ";
+  if (plan_.kinds[0] || plan_.kinds[1]) lines += format("udp and tcp probes every %g ms", plan_.interval_ms);
+  if (plan_.kinds[2]) lines += format("%sconnect probes every %g ms", plan_.kinds[0] || plan_.kinds[1] ? ", " : "",
+                                      plan_.connect_interval_ms);
+  if (plan_.kinds[0] && clock_.known())
+    lines += format("; one-way delays on the %s clock (within %.3f ms)", clock_.name(),
+                    static_cast<double>(clock_.error_bound_ns) / 1e6);
+  lines += "\n";
+  lines += format("%-9s %11s %14s %-8s %7s %6s %8s %8s %8s %8s %8s %9s\n", "phase", "seconds", "goodput", "kind",
+                  "count", "lost", "p50 ms", "p90 ms", "p99 ms", "max ms", "added", "RPM");
+  double probe_bytes = 0, load_bytes = 0;
+  for (const Phase& phase : phases_) {
+    const PhaseFigures all = figures(test, phase);
+    probe_bytes += all.probe_bps * phase.seconds() / 8;
+    load_bytes += all.goodput_bps * phase.seconds() / 8;
+    bool first = true;
+    for (ProbeKind kind : kAllKinds) {
+      const KindFigures& kind_figures = all.kinds[static_cast<std::size_t>(kind)];
+      if (!shown(kind) || (kind == ProbeKind::load && kind_figures.round_trip.count == 0)) continue;
+      const DelayFigures& rtt = kind_figures.round_trip;
+      const std::optional<double> idle = idle_p50_ms(kind);
+      const std::optional<double> added =
+          idle && rtt.count && phase.name != "idle" ? std::optional<double>(rtt.p50_ms - *idle) : std::nullopt;
+      lines += format("%-9s %11s %14s %-8s %7llu %6llu %8.3f %8.3f %8.3f %8.3f %8s %9.0f\n",
+                      first ? phase.name.c_str() : "",
+                      first ? format("%.1f-%.1f", phase.begins_s, phase.ends_s).c_str() : "",
+                      first ? (phase.loads.empty() ? "-" : util::format_rate(all.goodput_bps, unit).c_str()) : "",
+                      name(kind), static_cast<unsigned long long>(rtt.count),
+                      static_cast<unsigned long long>(kind_figures.lost), rtt.p50_ms, rtt.p90_ms, rtt.p99_ms,
+                      rtt.max_ms, dash_or(added, "%+.3f").c_str(), rtt.rpm());
+      if (kind == ProbeKind::udp && kind_figures.up.count)
+        lines += format("%-45s one-way p50 up %.3f ms, down %.3f ms\n", "", kind_figures.up.p50_ms,
+                        kind_figures.down.p50_ms);
+      first = false;
+    }
+  }
+  lines += format("probes: %.1f kB in all", probe_bytes / 1e3);
+  if (load_bytes > 0) lines += format(", %.4f%% of the load's bytes", 100 * probe_bytes / load_bytes);
+  if (dropped_) lines += format("; %llu probes beyond the log's room are left out", static_cast<unsigned long long>(dropped_));
+  return lines + "\n";
+}
+
+nlohmann::ordered_json LatencySection::json(const report::TestReport& test) const {
+  ordered_json phases = ordered_json::array();
+  for (const Phase& phase : phases_) {
+    const PhaseFigures all = figures(test, phase);
+    ordered_json entry = {{"name", phase.name},
+                          {"begins_s", phase.begins_s},
+                          {"ends_s", phase.ends_s},
+                          {"goodput_bps", all.goodput_bps},
+                          {"probe_bps", all.probe_bps},
+                          {"probe_share", all.goodput_bps > 0 ? all.probe_bps / all.goodput_bps : 0.0}};
+    for (ProbeKind kind : kAllKinds) {
+      const KindFigures& figures = all.kinds[static_cast<std::size_t>(kind)];
+      if (!shown(kind) || (kind == ProbeKind::load && figures.round_trip.count == 0)) continue;
+      ordered_json kind_json = delay_json(figures.round_trip);
+      kind_json["sent"] = figures.sent;
+      kind_json["lost"] = figures.lost;
+      const std::optional<double> idle = idle_p50_ms(kind);
+      kind_json["idle_p50_ms"] = idle ? ordered_json(*idle) : ordered_json(nullptr);
+      const bool loaded = idle && figures.round_trip.count && phase.name != "idle";
+      kind_json["added_ms"] = loaded ? ordered_json(figures.round_trip.p50_ms - *idle) : ordered_json(nullptr);
+      if (kind == ProbeKind::udp) {
+        kind_json["interval_ms"] = plan_.interval_ms;
+        kind_json["up"] = delay_json(figures.up);
+        kind_json["down"] = delay_json(figures.down);
+        kind_json["clock"] = clock_.name();
+        kind_json["clock_error_ms"] = static_cast<double>(clock_.error_bound_ns) / 1e6;
+      }
+      if (kind == ProbeKind::tcp) kind_json["interval_ms"] = plan_.interval_ms;
+      if (kind == ProbeKind::connect) {
+        kind_json["interval_ms"] = plan_.connect_interval_ms;
+        kind_json["handshake"] = delay_json(figures.up);
+      }
+      entry[name(kind)] = std::move(kind_json);
+    }
+    phases.push_back(std::move(entry));
+  }
+  return phases;
+}
+
+void LatencySection::metrics(report::MetricSink& sink) const {
+  for (const Phase& phase : phases_)
+    for (ProbeKind kind : {ProbeKind::udp, ProbeKind::tcp, ProbeKind::connect}) {
+      if (!shown(kind)) continue;
+      const KindFigures figures = kind_figures(kind, records_[static_cast<std::size_t>(kind)], phase);
+      const report::MetricLabels labels{{"phase", phase.name}, {"kind", name(kind)},
+                                        {"begins", format("%g", phase.begins_s)}};
+      sink.latency("testio_latency_round_trip_seconds",
+                   "Latency probes' round trips in each phase of the test, by probe kind",
+                   as_summary(figures.round_trip), labels);
+    }
+}
+
+std::string ServerLatencySection::text(const report::TestReport&, char) const {
+  std::string line = "latency probes answered:";
+  if (probes_.plan.kinds[0]) {
+    line += format(" udp %llu", static_cast<unsigned long long>(probes_.udp_answered));
+    if (probes_.udp_up_ns.count())
+      line += format(" (one-way up p50 %.3f ms, p99 %.3f ms)", static_cast<double>(probes_.udp_up_ns.percentile(50)) / 1e6,
+                     static_cast<double>(probes_.udp_up_ns.percentile(99)) / 1e6);
+  }
+  if (probes_.plan.kinds[1]) line += format(", tcp %llu", static_cast<unsigned long long>(probes_.tcp_messages));
+  if (probes_.plan.kinds[2]) line += format(", connect %llu", static_cast<unsigned long long>(probes_.connects));
+  return line + "\n";
+}
+
+nlohmann::ordered_json ServerLatencySection::json(const report::TestReport&) const {
+  ordered_json answered = ordered_json::object();
+  if (probes_.plan.kinds[0]) {
+    const stats::LatencySummary up = stats::summarize(probes_.udp_up_ns);
+    answered["udp"] = {{"count", probes_.udp_answered},
+                       {"up_p50_ms", static_cast<double>(up.p50_ns) / 1e6},
+                       {"up_p99_ms", static_cast<double>(up.p99_ns) / 1e6}};
+  }
+  if (probes_.plan.kinds[1]) answered["tcp"] = {{"count", probes_.tcp_messages}};
+  if (probes_.plan.kinds[2]) answered["connect"] = {{"count", probes_.connects}};
+  return {{"answered", std::move(answered)}};
+}
+
+void ServerLatencySection::metrics(report::MetricSink& sink) const {
+  sink.gauge("testio_latency_probes_answered", "Latency probes this server answered, by kind",
+             {{{{"kind", "udp"}}, static_cast<double>(probes_.udp_answered)},
+              {{{"kind", "tcp"}}, static_cast<double>(probes_.tcp_messages)},
+              {{{"kind", "connect"}}, static_cast<double>(probes_.connects)}});
+  if (probes_.udp_up_ns.count())
+    sink.latency("testio_latency_udp_up_seconds", "The one-way delay of UDP latency probes to this server",
+                 stats::summarize(probes_.udp_up_ns));
+}
+
+}  // namespace testio::workloads::latency
