@@ -2,16 +2,19 @@
 # Two "hosts" in network namespaces joined by one or several veth pairs: the only place testio's
 # tests send traffic to addresses other than loopback. See docs/testbed.md.
 #
-#   tools/testbed.sh up   NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath] [--rps MASK]
+#   tools/testbed.sh up   NAME [--links K] [--rate RATE] [--queue TIME] [--burst SIZE] [--cc ALGORITHM] [--multipath] [--rps MASK]
 #   tools/testbed.sh down NAME
-#   tools/testbed.sh run  NAME [--links K] [--rate RATE] [--cc ALGORITHM] [--multipath] [--rps MASK] -- COMMAND...
+#   tools/testbed.sh run  NAME [--links K] [--rate RATE] [--queue TIME] [--burst SIZE] [--cc ALGORITHM] [--multipath] [--rps MASK] -- COMMAND...
 #
 # NAME prefixes everything created: namespaces NAME-a and NAME-b (pick a unique one, e.g.
 # tio-$$, so parallel runs never meet). Link k (1..K) is interface tbk in both namespaces, the
 # veth pair created directly inside them so the host's own namespace never holds a name of ours:
 #   NAME-a: tbk 198.18.k.1/24  fd00:7e57:0:k::1/64      NAME-b: tbk 198.18.k.2/24  fd00:7e57:0:k::2/64
 # (198.18.0.0/15 is the benchmarking range, RFC 2544; fd00::/8 is unique-local.)
-# --rate puts a tbf on the egress of both ends of every link (tc units: 200mbit, 1gbit).
+# --rate puts a tbf on the egress of both ends of every link (tc units: 200mbit, 1gbit); --queue is
+# how long its queue may hold a packet at that rate (tbf's latency, default 20ms): 200ms makes a
+# bloated bottleneck, 2ms a short one (docs/latency.md); --burst is tbf's bucket (default 256kb,
+# which high rates need), and the queue holds the bucket too: a short queue needs a small one.
 # --multipath adds 198.18.0.1/32 (fd00:7e57::1) on NAME-a's lo and 198.18.0.2/32 (fd00:7e57::2)
 # on NAME-b's lo, each routed from the other side over every link at once with a layer-4 hash:
 # flows to that address spread over the links as a bond with xmit_hash_policy layer3+4 spreads them.
@@ -36,6 +39,8 @@ shift 2
 
 links=1
 rate=""
+queue=20ms
+burst=256kb
 cc=""
 multipath=0
 rps=""
@@ -44,6 +49,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     --links) links=${2:?--links needs a count}; shift 2 ;;
     --rate) rate=${2:?--rate needs a tc rate such as 1gbit}; shift 2 ;;
+    --queue) queue=${2:?--queue needs a tc time such as 200ms}; shift 2 ;;
+    --burst) burst=${2:?--burst needs a tc size such as 16kb}; shift 2 ;;
     --cc) cc=${2:?--cc needs a congestion control name}; shift 2 ;;
     --multipath) multipath=1; shift ;;
     --rps) rps=${2:?--rps needs a hex CPU mask such as 3}; shift 2 ;;
@@ -52,6 +59,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ "$links" =~ ^[1-9]$ ]] || { echo "--links must be 1 to 9" >&2; exit 2; }
+[[ "$queue" =~ ^[0-9]+(us|ms|s)$ ]] || { echo "--queue must be a tc time such as 200ms" >&2; exit 2; }
+[[ "$burst" =~ ^[0-9]+(b|kb|mb)$ ]] || { echo "--burst must be a tc size such as 16kb" >&2; exit 2; }
 [[ -z "$rps" || "$rps" =~ ^[0-9a-fA-F,]{1,64}$ ]] || { echo "--rps must be a hex CPU mask such as 3" >&2; exit 2; }
 
 ns_a="$name-a"
@@ -100,7 +109,7 @@ up() {
       if [ -n "$rate" ]; then
         # burst: a few full frames at least, and enough for one timer tick at the rate; latency
         # bounds the queue so TCP meets the limit as queueing, not as endless buffering.
-        in_ns "$ns" tc qdisc add dev "tb$k" root tbf rate "$rate" burst 256kb latency 20ms
+        in_ns "$ns" tc qdisc add dev "tb$k" root tbf rate "$rate" burst "$burst" latency "$queue"
       fi
     done
   done
