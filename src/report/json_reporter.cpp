@@ -255,6 +255,7 @@ json interval_json(const stats::IntervalRecord& record, bool sender,
   }
   json entry = {{"streams", std::move(streams)}, {"sum", std::move(sum)}};
   if (!record.nics.empty()) entry["testio"] = {{"nics", nic_interval_json(record)}};
+  for (const auto& [name, value] : record.figures) entry["testio"]["figures"][name] = value;
   return entry;
 }
 

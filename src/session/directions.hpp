@@ -38,6 +38,10 @@ class DirectedMeasurement {
 
   // The live direction's intervals go to `reporter` as they close; the other's are kept for the end.
   void show_live(report::Reporter& reporter) noexcept { live().show_intervals_to(reporter); }
+  void annotate_with(const std::function<void(stats::IntervalRecord&)>& annotate) {
+    if (forward_) forward_->annotate_with(annotate);
+    if (reverse_) reverse_->annotate_with(annotate);
+  }
   void begin(const engines::TestClock& clock);
   asio::awaitable<void> sample();
   // Closes the last intervals; `local` says which side this is, and so who sent each direction.

@@ -69,6 +69,7 @@ asio::awaitable<void> Measurement::sample() {
 void Measurement::tick(double end_s) {
   stats::IntervalRecord record = sampler_->take(last_tick_s_, end_s, schedule_.omitted(last_tick_s_));
   record.nics = sample_nics();
+  if (annotate_) annotate_(record);
   if (live_) live_->interval(record);
   intervals_.push_back(std::move(record));
   last_tick_s_ = end_s;

@@ -3,6 +3,7 @@
 // Owner: the control thread; the workers only write the counters.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,8 @@ class Measurement {
   // Each interval also goes to `reporter` as it closes (the direction shown live); without this
   // the intervals are only kept for the end.
   void show_intervals_to(report::Reporter& reporter) noexcept { live_ = &reporter; }
+  // Each interval as it closes also gets the workload's own figures (TestSide::annotate).
+  void annotate_with(std::function<void(stats::IntervalRecord&)> annotate) { annotate_ = std::move(annotate); }
   // Call as the test starts (with the clock handed to the workers).
   void begin(const engines::TestClock& clock);
   // Closes an interval at each boundary; runs until cancelled (await it with || beside the event
@@ -75,6 +78,7 @@ class Measurement {
   std::vector<net::NicCounters> nic_last_;        // each watched NIC's counters at the last tick
   std::vector<stats::CpuTicks> cpu_ticks_at_start_;  // /proc/stat, for the per-CPU shares
   report::Reporter* live_ = nullptr;
+  std::function<void(stats::IntervalRecord&)> annotate_;
 };
 
 }  // namespace testio::session

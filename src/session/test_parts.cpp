@@ -57,6 +57,9 @@ class WithIntervals final : public report::Reporter {
 }  // namespace
 
 void TestParts::show_live(report::Reporter& reporter, workloads::Side local) {
+  for (TestPart& part : parts_)
+    part.streams->measurement().annotate_with(
+        [side = part.side.get()](stats::IntervalRecord& record) { side->annotate(record); });
   parts_.front().streams->measurement().show_live(reporter);
   for (std::size_t k = 1; k < parts_.size(); ++k) {
     TestPart& part = parts_[k];

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "net/nic_counters.hpp"
@@ -31,6 +32,9 @@ struct IntervalRecord {
   bool omitted = false;      // inside -O: shown, but left out of the summary
   std::vector<StreamSample> streams;
   std::vector<NicSample> nics;  // empty without --iface-stats
+  // A workload's own figures of the interval, by name (latency probes: each kind's count and p50),
+  // for the live reports; this side's only (they do not travel to the peer).
+  std::vector<std::pair<std::string, double>> figures;
 
   double seconds() const noexcept { return end_s - start_s; }
   std::uint64_t bytes() const noexcept {

@@ -69,6 +69,9 @@ class TestSide {
   // and once they have ended.
   virtual void describe_start(report::StartInfo& start) const;
   virtual void add_to_report(report::TestReport& report) const;
+  // Its own figures of an interval as it closes (IntervalRecord::figures), for the live reports;
+  // the control thread.
+  virtual void annotate(stats::IntervalRecord&) {}
   // Client: why a test whose streams all ended cleanly still failed its purpose (transfers that
   // did not complete, digests that differ), in one sentence; empty when it did not.
   virtual std::string failure(const report::TestReport& report) const;

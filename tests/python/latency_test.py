@@ -109,6 +109,22 @@ def the_text_report_has_the_table_and_the_server_its_answers():
 
 
 @test
+def json_stream_has_each_intervals_probes():
+    with Server() as server:
+        done = client(server, "1", "-t", "2", "--latency", "--latency-idle", "1", "--json-stream")
+    events = [valid(json.loads(line)) for line in done.stdout.splitlines()]
+    probes = [event["data"]["interval"] for event in events
+              if event["event"] == "with_interval" and event["data"]["workload"] == 2]
+    check(len(probes) >= 3, f"{len(probes)} intervals of probes")
+    for interval in probes:
+        figures = interval["testio"]["figures"]
+        for kind in KINDS:
+            check(figures[f"{kind}_count"] > 0 and figures[f"{kind}_p50_ms"] <= figures[f"{kind}_max_ms"],
+                  f"interval {interval['sum']['start']}: {kind} {figures}")
+    check(any(event["event"] == "end" and "latency" in event["data"] for event in events), "no end.latency")
+
+
+@test
 def the_prometheus_file_has_a_summary_by_phase_and_kind():
     with Server() as server, tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "latency.prom")

@@ -63,8 +63,8 @@ TEST(Sampler, TakesDifferencesWithoutResettingCounters) {
 
 TEST(ExcludingOmitted, SubtractsOmittedIntervalsAndMovesTheStart) {
   std::vector<StreamFigures> totals = {{1000, 10, 0, 3, false}};
-  IntervalRecord omitted{0, 1, true, {{400, 4, {}}}, {}};
-  IntervalRecord kept{1, 3, false, {{600, 6, {}}}, {}};
+  IntervalRecord omitted{0, 1, true, {{400, 4, {}}}, {}, {}};
+  IntervalRecord kept{1, 3, false, {{600, 6, {}}}, {}, {}};
   std::vector<StreamFigures> summary = excluding_omitted(totals, {omitted, kept});
   EXPECT_EQ(summary[0].bytes, 600u);
   EXPECT_EQ(summary[0].calls, 6u);
@@ -96,7 +96,7 @@ TEST(CpuUsage, PercentOfACoreAndSecondsPerGigabyte) {
 }
 
 TEST(TcpSummary, OverValidSamplesOnly) {
-  IntervalRecord a{0, 1, false, {{0, 0, {}}}, {}};
+  IntervalRecord a{0, 1, false, {{0, 0, {}}}, {}, {}};
   a.streams[0].tcp.valid = true;
   a.streams[0].tcp.rtt_us = 100;
   a.streams[0].tcp.snd_cwnd_bytes = 5000;
@@ -105,7 +105,7 @@ TEST(TcpSummary, OverValidSamplesOnly) {
   b.streams[0].tcp.rtt_us = 300;
   b.streams[0].tcp.snd_cwnd_bytes = 1000;
   b.streams[0].tcp.total_retrans = 5;
-  IntervalRecord invalid{2, 3, false, {{0, 0, {}}}, {}};
+  IntervalRecord invalid{2, 3, false, {{0, 0, {}}}, {}, {}};
   TcpSummary summary = tcp_summary({a, b, invalid}, 0);
   ASSERT_TRUE(summary.valid);
   EXPECT_EQ(summary.min_rtt_us, 100u);

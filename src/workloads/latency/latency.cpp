@@ -75,6 +75,22 @@ class ClientProbes final : public TestSide {
     return std::make_unique<ConnectProber>(place, settings, log);
   }
 
+  // Each kind's probes answered in the interval: how many, and their p50 and max round trip.
+  void annotate(stats::IntervalRecord& record) override {
+    for (ProbeKind kind : kinds_) {
+      const auto k = static_cast<std::size_t>(kind);
+      const ProbeLog& log = *logs_[k];
+      std::vector<std::uint64_t> round_trips;
+      for (const std::size_t end = log.size(); seen_[k] < end; ++seen_[k])
+        if (log[seen_[k]].answered) round_trips.push_back(log[seen_[k]].rtt_ns);
+      const DelayFigures figures = delay_figures(round_trips);
+      const std::string prefix = name(kind);
+      record.figures.emplace_back(prefix + "_count", static_cast<double>(figures.count));
+      record.figures.emplace_back(prefix + "_p50_ms", figures.p50_ms);
+      record.figures.emplace_back(prefix + "_max_ms", figures.max_ms);
+    }
+  }
+
   void add_to_report(report::TestReport& report) const override {
     std::array<std::vector<ProbeRecord>, 3> records;
     std::uint64_t dropped = 0;
@@ -94,6 +110,7 @@ class ClientProbes final : public TestSide {
   std::vector<ProbeKind> kinds_;
   std::vector<Phase> phases_;
   std::array<std::unique_ptr<ProbeLog>, 3> logs_;  // by kind: udp, tcp, connect
+  std::array<std::size_t, 3> seen_{};              // by kind: the records the intervals have told
 };
 
 // The server's answers. Owner: the lifecycle; each stream and its tally belong to its worker.
