@@ -55,6 +55,7 @@ class UdpProber final : public engines::StreamTask {
   void await_datagrams();
   void take(const unsigned char* data, std::size_t size);
   void linger();
+  bool all_answered() const noexcept;
   void finish();
 
   asio::ip::udp::socket socket_;
@@ -71,7 +72,9 @@ class UdpProber final : public engines::StreamTask {
   std::uint64_t sent_ = 0;         // probes due so far (the next one's sequence)
   std::uint64_t first_probe_ = 0;  // the first sent, once the hello was answered
   std::uint64_t longest_ns_ = 0;   // the longest round trip so far
+  std::uint64_t answered_count_ = 0;
   bool hello_answered_ = false;
+  bool lingering_ = false;         // the window closed; waiting for the last echoes
   bool window_closed_ = false;
   bool finished_ = false;
 };

@@ -107,13 +107,13 @@ void UdpProber::send_due() {
 void UdpProber::await_datagrams() {
   socket_.async_wait(udp::socket::wait_read, [this](const asio::error_code& error) {
     if (error || finished_) return;
-    for (;;) {
+    while (!finished_) {
       const ssize_t size = ::recv(socket_.native_handle(), answer_.data(), answer_.size(), MSG_DONTWAIT);
-      if (size < 0 && errno == EAGAIN) break;
-      if (size < 0) continue;  // a refused hello's ICMP: the next hello says it again
+      if (size < 0 && (errno == ECONNREFUSED || errno == EINTR)) continue;  // a refused hello's ICMP
+      if (size < 0) break;  // EAGAIN: until the next datagram
       take(answer_.data(), static_cast<std::size_t>(size));
     }
-    await_datagrams();
+    if (!finished_) await_datagrams();
   });
 }
 
@@ -143,10 +143,16 @@ void UdpProber::take(const unsigned char* data, std::size_t size) {
   record.answered = true;
   longest_ns_ = std::max(longest_ns_, record.rtt_ns);
   log_.add(record);
+  ++answered_count_;
+  if (lingering_ && all_answered()) finish();
 }
 
-// The window closed: the last echoes have kLinger to come back.
+bool UdpProber::all_answered() const noexcept { return hello_answered_ && answered_count_ == sent_ - first_probe_; }
+
+// The window closed: the last echoes have a while to come back (none, when every one has).
 void UdpProber::linger() {
+  lingering_ = true;
+  if (all_answered()) return finish();
   timer_.cancel();
   linger_timer_.expires_after(std::clamp(std::chrono::nanoseconds(3 * longest_ns_), kMinLinger, kMaxLinger));
   linger_timer_.async_wait([this](const asio::error_code& error) {
@@ -206,8 +212,8 @@ void UdpReflector::await_probes() {
     if (error || finished_) return;
     for (;;) {
       const ssize_t size = ::recv(socket_.native_handle(), buffer_.data(), buffer_.size(), MSG_DONTWAIT);
-      if (size < 0 && errno == EAGAIN) break;
-      if (size < 0) continue;
+      if (size < 0 && (errno == ECONNREFUSED || errno == EINTR)) continue;
+      if (size < 0) break;  // EAGAIN: until the next probe
       const std::uint64_t received_ns = stats::realtime_ns();
       const auto length = static_cast<std::size_t>(size);
       if (wire::read_hello(buffer_.data(), length, false)) {  // said again: the answer was lost
