@@ -82,6 +82,9 @@ std::string test_text(const StartInfo& start) {
   else if (spec.total_bytes)
     out << util::format_bytes(spec.total_bytes) << " in total"
         << (start.hash().empty() ? "" : start.plain_peer() ? " (hashed)" : " (a file, hashed)");
+  else if (spec.duration_s > 0 && (spec.begins_s > 0 || spec.ends_s > 0))
+    out << "from " << spec.begins_s << " s to " << (spec.ends_s > 0 ? spec.ends_s : spec.window_s()) << " s of a "
+        << spec.window_s() << " s test";
   else if (spec.duration_s > 0)
     out << spec.duration_s << " s";
   else
@@ -125,8 +128,19 @@ void TextReporter::start(const StartInfo& start) {
   out_.flush();
 }
 
+namespace {
+
+// A workload that runs for part of the window (begins_s, ends_s) moved nothing outside it: the text
+// leaves those intervals out (JSON keeps the whole series).
+bool outside_its_span(const spec::TestSpec& spec, const stats::IntervalRecord& record) {
+  constexpr double kSameTime = 1e-6;
+  return record.end_s <= spec.begins_s + kSameTime || (spec.ends_s > 0 && record.start_s >= spec.ends_s - kSameTime);
+}
+
+}  // namespace
+
 void TextReporter::interval(const stats::IntervalRecord& record) {
-  if (start_.spec.interval_s <= 0) return;
+  if (start_.spec.interval_s <= 0 || outside_its_span(start_.spec, record)) return;
   std::string span = printf_text("%.2f-%.2f s", record.start_s, record.end_s);
   const char* omitted = record.omitted ? "  (omitted)" : "";
   std::uint64_t calls = 0;
@@ -283,6 +297,13 @@ void TextReporter::end(const TestReport& report) {
 void TextReporter::section(const std::string& heading, const TestReport& report) {
   out_ << heading;
   start(report.start);
+  // A workload whose figures are the whole test's (latency probes) tells them after every part.
+  bool whole = false;
+  for (const auto& each : report.sections) whole = whole || each->whole_test();
+  if (whole) {
+    out_ << "(its figures follow the last workload's)\n";
+    return;
+  }
   for (const stats::IntervalRecord& record : report.local().intervals) interval(record);
   const bool nested = nested_;
   nested_ = true;  // its whole-test sections are told once, after the test's
