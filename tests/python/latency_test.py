@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 import harness
 from harness import Server, check, client, test
@@ -135,6 +136,26 @@ def the_prometheus_file_has_a_summary_by_phase_and_kind():
     for phase in ("idle", "upload"):
         for kind in KINDS:
             check(f'phase="{phase}"' in text and f'kind="{kind}"' in text, f"no {phase} {kind} sample")
+
+
+@test
+def sigint_in_an_idle_phase_ends_every_workload_with_its_counts():
+    """The loads of later phases have not begun when SIGINT comes: they begin and end at once, the
+    report is one document marked incomplete, and the server takes the next test."""
+    with Server() as server:
+        process = harness.start_client(server, "--latency", "--phase-time", "3", "--latency-kinds", "udp", "--json")
+        harness.wait_until(lambda: "test from" in server.stderr() or process.poll() is not None, 10,
+                           "the test to start")
+        time.sleep(1)
+        out, _ = harness.interrupt_client(process)
+        document = valid(json.loads(out))
+        check("SIGINT" in document["end"]["testio"].get("ended_because", ""), "ended_because")
+        check(document["end"]["testio"]["incomplete"], "not marked incomplete")
+        for part in [document["end"]] + [p["end"] for p in document["end"]["testio"].get("with", [])]:
+            check(part["sum_sent"]["bytes"] == part["sum_received"]["bytes"], "a workload's counts differ")
+        check(document["end"]["latency"][0]["udp"]["count"] > 0, "no probes before SIGINT")
+        again = run_json(server, "--latency", "--latency-phases", "idle", "--phase-time", "1", "--latency-kinds", "udp")
+        check(again["end"]["latency"][0]["udp"]["count"] > 0, "the next test's probes")
 
 
 @contextlib.contextmanager
