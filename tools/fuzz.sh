@@ -22,7 +22,7 @@ control_sources=(tests/fuzz/control_fuzzer.cpp src/control/framing.cpp src/contr
          src/util/digest.cpp)
 udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/datagram.cpp src/stats/udp_sequence.cpp
              src/workloads/latency/probe_datagram.cpp)
-url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp)
+url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp src/workloads/rpm/nq_config.cpp)
 http_sources=(tests/fuzz/http_request_fuzzer.cpp src/metrics/http_request.cpp src/metrics/probe.cpp)
 mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp)
 

@@ -15,6 +15,7 @@ struct GivenOptions {
   bool raw = false, hash = false, file = false;
   bool rr = false, rr_options = false, num = false;
   bool latency = false, latency_options = false;  // --latency; its kinds, interval, size, phases
+  bool rpm = false, rpm_options = false;          // --rpm; its URLs, time and probe rate
   bool udp = false, udp_options = false, udp_counters_64bit = false;
   bool transfers = false, size = false, reuse = false, save = false, force = false;
   bool urls = false, http_options = false;  // --urls; --location, --insecure, --max-time

@@ -44,6 +44,11 @@ inline void read(const spec::SettingValue& value, const char* name, double& out)
   else wrong(name, "must be a number");
 }
 
+inline void read(const spec::SettingValue& value, const char* name, std::string& out) {
+  if (!std::holds_alternative<std::string>(value)) wrong(name, "must be a string");
+  out = std::get<std::string>(value);
+}
+
 inline spec::SettingValue value_of(std::uint32_t value) { return std::uint64_t{value}; }
 template <typename T>
 spec::SettingValue value_of(const T& value) {

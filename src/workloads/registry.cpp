@@ -4,6 +4,7 @@
 #include "workloads/bulk/bulk.hpp"
 #include "workloads/http/http.hpp"
 #include "workloads/latency/latency.hpp"
+#include "workloads/rpm/rpm.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/transfers/transfers.hpp"
 #include "workloads/udp/udp.hpp"
@@ -24,6 +25,7 @@ constexpr Entry kWorkloads[] = {
     {"udp", udp::workload},
     {"http", http::workload},
     {"latency", latency::workload},
+    {"rpm", rpm::workload},
 };
 
 // Their options groups (the bulk test's are the command line's own: cli/test_options.cpp).
@@ -32,6 +34,7 @@ constexpr OptionGroup kOptionGroups[] = {
     {transfers::add_options, transfers::fill_options, transfers::check_options, false},
     {udp::add_options, udp::fill_options, udp::check_options, true},
     {latency::add_options, latency::fill_options, latency::check_options, true},
+    {rpm::add_options, rpm::fill_options, rpm::check_options, true},
 };
 
 }  // namespace

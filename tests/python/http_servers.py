@@ -39,11 +39,20 @@ http {{
         location = /old {{ return 301 /files/1.bin; }}
         # /same/N: every N is the one file same.bin, so 1000 names cost one file's space
         location /same/ {{ rewrite ^ /same.bin break; }}
+        # Uploads (--rpm's upload load): PUT, read whole into memory-backed files (an early answer
+        # would reset an HTTP/2 stream before its body), each overwriting the last.
+        location /upload/ {{
+            root {uploads};
+            dav_methods PUT;
+            create_full_put_path on;
+            client_max_body_size 0;
+            client_body_temp_path {uploads}/tmp;
+        }}
     }}
 }}
 """
 
-TLS_LINES = """listen 127.0.0.1:{tls_port} ssl;
+TLS_LINES = """listen 127.0.0.1:{tls_port} ssl{http2};
         ssl_certificate {prefix}/cert.pem;
         ssl_certificate_key {prefix}/key.pem;"""
 
@@ -68,13 +77,16 @@ def wait_for_port(port, process, limit=10, host="127.0.0.1"):
 
 class Nginx:
     """nginx on 127.0.0.1:port serving `files` ({path under www: bytes}); with tls=True also
-    https on tls_port with a certificate made here."""
+    https on tls_port with a certificate made here (HTTP/2 by ALPN with http2=True)."""
 
-    def __init__(self, files, tls=False, workers=1):
+    def __init__(self, files, tls=False, workers=1, http2=False):
         if not shutil.which("nginx") and not os.path.exists("/usr/sbin/nginx"):
             raise RuntimeError("nginx is not installed (Debian's nginx-light)")
         self.prefix = tempfile.mkdtemp(prefix="testio-nginx-")
         os.chmod(self.prefix, 0o755)  # the workers run as nobody
+        # Where PUTs land: memory (/dev/shm) where there is one, so uploads cost no disk.
+        self.uploads = tempfile.mkdtemp(prefix="testio-nginx-up-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        os.chmod(self.uploads, 0o777)
         for path, data in files.items():
             full = os.path.join(self.prefix, "www", path)
             os.makedirs(os.path.dirname(full), mode=0o755, exist_ok=True)
@@ -89,9 +101,10 @@ class Nginx:
             subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
                             "/CN=testio-test", "-keyout", f"{self.prefix}/key.pem", "-out", f"{self.prefix}/cert.pem"],
                            check=True, capture_output=True)
-            tls_lines = TLS_LINES.format(tls_port=self.tls_port, prefix=self.prefix)
+            tls_lines = TLS_LINES.format(tls_port=self.tls_port, prefix=self.prefix, http2=" http2" if http2 else "")
         with open(f"{self.prefix}/nginx.conf", "w") as conf:
-            conf.write(NGINX_CONFIG.format(workers=workers, prefix=self.prefix, port=self.port, tls=tls_lines))
+            conf.write(NGINX_CONFIG.format(workers=workers, prefix=self.prefix, port=self.port, tls=tls_lines,
+                                           uploads=self.uploads))
         self.process = subprocess.Popen(["/usr/sbin/nginx", "-p", self.prefix, "-c", f"{self.prefix}/nginx.conf",
                                          "-e", f"{self.prefix}/error.log"],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -119,6 +132,7 @@ class Nginx:
                 self.process.kill()
                 self.process.wait(10)
         shutil.rmtree(self.prefix, ignore_errors=True)
+        shutil.rmtree(self.uploads, ignore_errors=True)
 
     def __enter__(self):
         return self

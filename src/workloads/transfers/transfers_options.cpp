@@ -103,11 +103,14 @@ void fill_options(const options::ParsedOptions& args, config::Config& config, op
 
 void check_options(const config::Config& config, const options::GivenOptions& given) {
   const bool http = config.spec.is("http");
-  if (!config.urls.empty() && !http) throw UsageError("-u does not go with a URL: HTTP downloads run over TCP");
+  // A URL is an HTTP server's: it takes downloads, or --rpm's load and probes.
+  if (!config.urls.empty() && !http && !given.rpm)
+    throw UsageError("-u does not go with a URL: HTTP downloads run over TCP");
   if (!config.spec.is("transfers") && !http) {
     if (given.size || given.reuse || given.save || given.force)
       throw UsageError("--size, --reuse, --save and --force apply to --transfers");
-    if (given.http_options) throw UsageError("--location, --insecure and --max-time apply to HTTP downloads (-c URL)");
+    if (given.http_options && !given.rpm)
+      throw UsageError("--location, --insecure and --max-time apply to HTTP downloads (-c URL)");
     return;
   }
   if (http && config.urls.empty()) throw UsageError("an HTTP download test needs -c URL or --urls FILE");
