@@ -93,7 +93,8 @@ std::optional<double> LatencySection::idle_p50_ms(ProbeKind kind) const {
 
 std::string LatencySection::text(const report::TestReport& test, char unit) const {
   std::string lines = "latency under load: ";
-  if (plan_.kinds[0] || plan_.kinds[1]) lines += format("udp and tcp probes every %g ms", plan_.interval_ms);
+  const char* paced = plan_.kinds[0] && plan_.kinds[1] ? "udp and tcp" : plan_.kinds[0] ? "udp" : "tcp";
+  if (plan_.kinds[0] || plan_.kinds[1]) lines += format("%s probes every %g ms", paced, plan_.interval_ms);
   if (plan_.kinds[2]) lines += format("%sconnect probes every %g ms", plan_.kinds[0] || plan_.kinds[1] ? ", " : "",
                                       plan_.connect_interval_ms);
   if (plan_.kinds[0] && clock_.known())
