@@ -154,10 +154,12 @@ void RpmLoop::collect(RpmMeter& meter) {
       curl_easy_getinfo(transfer->easy, CURLINFO_RESPONSE_CODE, &status);
       if (result == CURLE_OK && status / 100 == 2) {
         restart(*transfer);
-      } else if (error_.empty()) {
+        continue;
+      }
+      ++failed_loads_;
+      if (error_.empty())
         error_ = std::string(transfer->upload ? "an upload" : "a download") + " of the load: " +
                  (result != CURLE_OK ? curl_easy_strerror(result) : "HTTP " + std::to_string(status));
-      }
       continue;
     }
     take_probe(*transfer, result, meter);
@@ -175,6 +177,7 @@ bool RpmLoop::run_direction(bool upload, const engines::BlockingSignals& signals
   auto next_probe = started;
   const auto probe_every = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1 / plan_.probes_per_second));
   interval_bytes_ = 0;
+  failed_loads_ = 0;
   add(Role::load, upload);
   ++connections_;
   bool ended = false, interrupted = false;
@@ -191,7 +194,10 @@ bool RpmLoop::run_direction(bool upload, const engines::BlockingSignals& signals
       const bool stable = meter.close_interval(std::chrono::duration<double>(kInterval).count(), interval_bytes_);
       interval_bytes_ = 0;
       next_interval += kInterval;
-      ended = stable || seconds_since(started) >= plan_.max_seconds;
+      // A load the server refuses outright (no HTTP/2, an untrusted certificate, no upload location)
+      // is not waited out: nothing it could measure would follow.
+      refused_ = failed_loads_ > 0 && meter.bytes() == 0;
+      ended = stable || refused_ || seconds_since(started) >= plan_.max_seconds;
       if (!ended && !meter.goodput_stable() && connections_ < plan_.max_connections) {
         add(Role::load, upload);
         ++connections_;
@@ -213,7 +219,7 @@ void RpmLoop::run(const engines::TestClock& clock, const engines::BlockingSignal
   clock_ = clock;
   bool whole = false;
   try {
-    whole = run_direction(false, signals) && (plan_.upload_url.empty() || run_direction(true, signals));
+    whole = run_direction(false, signals) && (plan_.upload_url.empty() || refused_ || run_direction(true, signals));
   } catch (const std::exception& failure) {
     if (error_.empty()) error_ = failure.what();
   }

@@ -79,6 +79,8 @@ class RpmLoop final : public engines::StreamLoop {
   std::uint64_t interval_bytes_ = 0;  // the load's bytes in the interval under way
   std::uint32_t connections_ = 0;
   std::size_t probes_in_flight_ = 0;
+  std::uint32_t failed_loads_ = 0;    // load transfers of this direction that failed
+  bool refused_ = false;              // ... every one, before any byte moved: the server will not carry it
 };
 
 }  // namespace testio::workloads::rpm

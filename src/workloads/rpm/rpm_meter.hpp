@@ -44,6 +44,7 @@ class RpmMeter {
   bool close_interval(double seconds, std::uint64_t bytes);
   DirectionResult result(const std::string& direction, double seconds, std::uint32_t connections) const;
   bool goodput_stable() const noexcept { return stable(goodput_average_); }
+  std::uint64_t bytes() const noexcept { return bytes_; }  // the load's, over the closed intervals
 
  private:
   static constexpr std::size_t kWindow = 4;  // the draft's MAD: intervals in a moving average
