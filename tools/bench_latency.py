@@ -19,16 +19,15 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import ROOT  # noqa: E402
+from bench import ROOT, free_port, wait_listening  # noqa: E402
 
 
 def start_server(binary):
-    server = subprocess.Popen([binary, "-s", "-B", "127.0.0.1", "-p", "0"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-    for line in server.stderr:
-        if "listening on" in line:
-            return server, line.rsplit(":", 1)[1].split()[0]
-    raise RuntimeError("the server did not start")
+    port = free_port()
+    server = subprocess.Popen([binary, "-s", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    wait_listening(port)
+    return server, str(port)
 
 
 def client(binary, port, *args, limit):

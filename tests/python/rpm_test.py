@@ -49,7 +49,7 @@ def both_directions_over_http2_and_tls():
             for result, name in zip(rpm["directions"], ("download", "upload")):
                 check_direction(result, name)
             check(document["start"]["testio"]["workload"] == "rpm", "workload name")
-            check(document["end"]["sum_received"]["bytes"] >= sum(r["bytes"] for r in rpm["directions"]) - LARGE,
+            check(document["end"]["sum_received"]["bytes"] >= sum(r["bytes"] for r in rpm["directions"]) > 0,
                   "the load's bytes are not the streams' figures")
             print(f"# RPM download, upload: {[round(r['rpm']) for r in rpm['directions']]}", flush=True)
 

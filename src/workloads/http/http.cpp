@@ -1,11 +1,11 @@
 #include "workloads/http/http.hpp"
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "util/log.hpp"
 #include "util/units.hpp"
+#include "workloads/http/curl_setup.hpp"
 #include "workloads/http/http_plan.hpp"
 #include "workloads/http/http_streams.hpp"
 #include "workloads/part.hpp"
@@ -14,14 +14,6 @@
 
 namespace testio::workloads::http {
 namespace {
-
-// Before any thread uses libcurl: its global set-up is not itself thread-safe.
-void init_curl_once() {
-  static std::once_flag done;
-  std::call_once(done, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl failed to initialise");
-  });
-}
 
 transfers::TransfersSummary summarize(const HttpPlan& plan, const std::vector<std::unique_ptr<HttpTally>>& tallies,
                                       std::uint32_t slots, double seconds) {

@@ -1,5 +1,7 @@
 #include "workloads/http/http_plan.hpp"
 
+#include "workloads/http/curl_setup.hpp"
+
 #include "workloads/part.hpp"
 #include "workloads/transfers/transfers.hpp"
 
@@ -76,9 +78,7 @@ std::unique_ptr<HttpPlan> make_http_plan(const config::Config& config) {
   plan->window = spec.window;
   plan->source = config.bind_address;
   plan->device = config.bind_device;
-  plan->ip_resolve = config.family == config::AddressFamily::v4   ? CURL_IPRESOLVE_V4
-                     : config.family == config::AddressFamily::v6 ? CURL_IPRESOLVE_V6
-                                                                  : CURL_IPRESOLVE_WHATEVER;
+  plan->ip_resolve = ip_resolve_of(config);
   plan->save_dir = config.save_dir;
   plan->force = config.force;
   if (!plan->save_dir.empty()) {

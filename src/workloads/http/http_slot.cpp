@@ -8,6 +8,7 @@
 #include "net/socket_options.hpp"
 #include "net/tcp_info.hpp"
 #include "util/log.hpp"
+#include "workloads/http/curl_setup.hpp"
 #include "workloads/http/http_streams.hpp"
 
 namespace testio::workloads::http {
@@ -58,10 +59,7 @@ void HttpSlot::set_up_handle() {
     curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy_, CURLOPT_MAXREDIRS, 10L);
   }
-  if (plan_.insecure) {
-    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
+  if (plan_.insecure) skip_certificate_checks(easy_);
   if (!plan_.reuse) {  // a connection per transfer, as the experiment ran it
     curl_easy_setopt(easy_, CURLOPT_FRESH_CONNECT, 1L);
     curl_easy_setopt(easy_, CURLOPT_FORBID_REUSE, 1L);

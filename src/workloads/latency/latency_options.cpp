@@ -38,8 +38,8 @@ LatencySpec probes_of(const options::ParsedOptions& args) {
     }
   }
   if (auto interval = options::typed(args, "latency-interval")) {
-    const double ms = util::parse_seconds(*interval, "--latency-interval");  // a plain number
-    latency.interval_us = static_cast<std::uint64_t>(ms * 1000);
+    const std::uint64_t ms = std::min<std::uint64_t>(util::parse_count(*interval, "--latency-interval"), 1'000'000);
+    latency.interval_us = ms * 1000;  // (the workload's check holds it to 1..10000 ms)
     latency.connect_interval_us = std::max<std::uint64_t>(latency.interval_us * 10, 10'000);
   }
   if (auto size = options::typed(args, "latency-size")) latency.probe_size = util::parse_size(*size, "--latency-size");
@@ -63,8 +63,10 @@ spec::Direction direction_of(const std::string& phase) {
   throw UsageError("--latency-phases: \"" + util::printable(phase) + "\" is none of idle, download, upload, bidir");
 }
 
-// Crusader's sequence (or --latency-phases): each load phase a bulk workload of its own.
-std::vector<spec::TestSpec> sequence(const spec::TestSpec& load, const std::vector<std::string>& phases, double each_s) {
+// Crusader's sequence (or --latency-phases): each load phase a bulk workload of its own, placed
+// in the window; the probes over all of it, last.
+std::vector<spec::TestSpec> sequence(const spec::TestSpec& load, const std::vector<std::string>& phases, double each_s,
+                                     const LatencySpec& latency) {
   std::vector<spec::TestSpec> parts;
   spec::TestSpec window = load;
   window.duration_s = each_s * static_cast<double>(phases.size());
@@ -78,6 +80,7 @@ std::vector<spec::TestSpec> sequence(const spec::TestSpec& load, const std::vect
     parts.push_back(std::move(part));
   }
   if (parts.size() > kMaxLoads) throw UsageError("--latency-phases runs at most 7 load phases in one test");
+  parts.push_back(probe_part(window, latency));
   return parts;
 }
 
@@ -118,11 +121,7 @@ void fill_options(const options::ParsedOptions& args, config::Config& config, op
     const std::string list = options::typed(args, "latency-phases").value_or(kSequence);
     const double each = util::parse_seconds(options::typed(args, "phase-time").value_or("4"), "--phase-time");
     if (!given.connections) load.connections = kSequenceConnections;
-    std::vector<spec::TestSpec> parts = sequence(load, split(list), each);
-    spec::TestSpec window = load;
-    window.duration_s = each * static_cast<double>(split(list).size());
-    parts.push_back(probe_part(window, latency));
-    config.spec = spec::composed(std::move(parts));
+    config.spec = spec::composed(sequence(load, split(list), each, latency));
     return;
   }
   // Probes beside the given load, which starts after an idle spell that gives the baseline.

@@ -1,9 +1,11 @@
 #include "workloads/latency/latency_section.hpp"
 
-#include <cstdio>
+#include <algorithm>
+
 
 #include <nlohmann/json.hpp>
 
+#include "report/format.hpp"
 #include "util/units.hpp"
 
 namespace testio::workloads::latency {
@@ -14,12 +16,6 @@ using nlohmann::ordered_json;
 constexpr std::array<ProbeKind, kProbeKinds> kAllKinds{ProbeKind::udp, ProbeKind::tcp, ProbeKind::connect,
                                                        ProbeKind::load};
 constexpr std::uint64_t kConnectProbeBytes = 26;  // the preamble and a byte out, a byte back
-
-std::string format(const char* pattern, auto... values) {
-  char line[256];
-  std::snprintf(line, sizeof line, pattern, values...);
-  return line;
-}
 
 ordered_json delay_json(const DelayFigures& delays) {
   return {{"count", delays.count},       {"p50_ms", delays.p50_ms}, {"p90_ms", delays.p90_ms},
@@ -40,7 +36,7 @@ stats::LatencySummary as_summary(const DelayFigures& delays) {
 }
 
 std::string dash_or(std::optional<double> value, const char* pattern) {
-  return value ? format(pattern, *value) : std::string("-");
+  return value ? report::printf_text(pattern, *value) : std::string("-");
 }
 
 }  // namespace
@@ -57,7 +53,18 @@ const char* name(ProbeKind kind) noexcept {
 
 LatencySection::LatencySection(ProbePlan plan, std::vector<Phase> phases, std::array<std::vector<ProbeRecord>, 3> records,
                                std::uint64_t dropped, stats::PeerClock clock)
-    : plan_(plan), phases_(std::move(phases)), records_(std::move(records)), dropped_(dropped), clock_(clock) {}
+    : plan_(plan), phases_(std::move(phases)), records_(std::move(records)), dropped_(dropped), clock_(clock) {
+  // The baseline the load adds to: the first idle phase's p50 round trip of each kind (an idle
+  // phase has no load connections, so the load's own RTT has none).
+  const auto idle = std::find_if(phases_.begin(), phases_.end(), [](const Phase& phase) { return phase.name == "idle"; });
+  if (idle == phases_.end()) return;
+  for (ProbeKind kind : {ProbeKind::udp, ProbeKind::tcp, ProbeKind::connect}) {
+    const auto k = static_cast<std::size_t>(kind);
+    if (!plan_.kinds[k]) continue;
+    const KindFigures figures = kind_figures(kind, records_[k], *idle);
+    if (figures.round_trip.count) idle_p50_ms_[k] = figures.round_trip.p50_ms;
+  }
+}
 
 bool LatencySection::shown(ProbeKind kind) const noexcept {
   return kind == ProbeKind::load || plan_.kinds[static_cast<std::size_t>(kind)];
@@ -80,28 +87,17 @@ LatencySection::PhaseFigures LatencySection::figures(const report::TestReport& t
   return figures;
 }
 
-std::optional<double> LatencySection::idle_p50_ms(ProbeKind kind) const {
-  if (kind == ProbeKind::load) return std::nullopt;  // an idle phase has no load connections
-  for (const Phase& phase : phases_) {
-    if (phase.name != "idle") continue;
-    const KindFigures idle = kind_figures(kind, records_[static_cast<std::size_t>(kind)], phase);
-    if (idle.round_trip.count) return idle.round_trip.p50_ms;
-    return std::nullopt;
-  }
-  return std::nullopt;
-}
-
 std::string LatencySection::text(const report::TestReport& test, char unit) const {
   std::string lines = "latency under load: ";
   const char* paced = plan_.kinds[0] && plan_.kinds[1] ? "udp and tcp" : plan_.kinds[0] ? "udp" : "tcp";
-  if (plan_.kinds[0] || plan_.kinds[1]) lines += format("%s probes every %g ms", paced, plan_.interval_ms);
-  if (plan_.kinds[2]) lines += format("%sconnect probes every %g ms", plan_.kinds[0] || plan_.kinds[1] ? ", " : "",
+  if (plan_.kinds[0] || plan_.kinds[1]) lines += report::printf_text("%s probes every %g ms", paced, plan_.interval_ms);
+  if (plan_.kinds[2]) lines += report::printf_text("%sconnect probes every %g ms", plan_.kinds[0] || plan_.kinds[1] ? ", " : "",
                                       plan_.connect_interval_ms);
   if (plan_.kinds[0] && clock_.known())
-    lines += format("; one-way delays on the %s clock (within %.3f ms)", clock_.name(),
+    lines += report::printf_text("; one-way delays on the %s clock (within %.3f ms)", clock_.name(),
                     static_cast<double>(clock_.error_bound_ns) / 1e6);
   lines += "\n";
-  lines += format("%-9s %11s %14s %-8s %7s %6s %8s %8s %8s %8s %8s %9s\n", "phase", "seconds", "goodput", "kind",
+  lines += report::printf_text("%-9s %11s %14s %-8s %7s %6s %8s %8s %8s %8s %8s %9s\n", "phase", "seconds", "goodput", "kind",
                   "count", "lost", "p50 ms", "p90 ms", "p99 ms", "max ms", "added", "RPM");
   double probe_bytes = 0, load_bytes = 0;
   for (const Phase& phase : phases_) {
@@ -113,25 +109,27 @@ std::string LatencySection::text(const report::TestReport& test, char unit) cons
       const KindFigures& kind_figures = all.kinds[static_cast<std::size_t>(kind)];
       if (!shown(kind) || (kind == ProbeKind::load && kind_figures.round_trip.count == 0)) continue;
       const DelayFigures& rtt = kind_figures.round_trip;
-      const std::optional<double> idle = idle_p50_ms(kind);
+      const std::optional<double> idle = idle_p50_ms_[static_cast<std::size_t>(kind)];
       const std::optional<double> added =
           idle && rtt.count && phase.name != "idle" ? std::optional<double>(rtt.p50_ms - *idle) : std::nullopt;
-      lines += format("%-9s %11s %14s %-8s %7llu %6llu %8.3f %8.3f %8.3f %8.3f %8s %9.0f\n",
+      lines += report::printf_text("%-9s %11s %14s %-8s %7llu %6llu %8.3f %8.3f %8.3f %8.3f %8s %9.0f\n",
                       first ? phase.name.c_str() : "",
-                      first ? format("%.1f-%.1f", phase.begins_s, phase.ends_s).c_str() : "",
+                      first ? report::printf_text("%.1f-%.1f", phase.begins_s, phase.ends_s).c_str() : "",
                       first ? (phase.loads.empty() ? "-" : util::format_rate(all.goodput_bps, unit).c_str()) : "",
                       name(kind), static_cast<unsigned long long>(rtt.count),
                       static_cast<unsigned long long>(kind_figures.lost), rtt.p50_ms, rtt.p90_ms, rtt.p99_ms,
                       rtt.max_ms, dash_or(added, "%+.3f").c_str(), rtt.rpm());
       if (kind == ProbeKind::udp && kind_figures.up.count)
-        lines += format("%-45s one-way p50 up %.3f ms, down %.3f ms\n", "", kind_figures.up.p50_ms,
+        lines += report::printf_text("%-45s one-way p50 up %.3f ms, down %.3f ms\n", "", kind_figures.up.p50_ms,
                         kind_figures.down.p50_ms);
       first = false;
     }
   }
-  lines += format("probes: %.1f kB in all", probe_bytes / 1e3);
-  if (load_bytes > 0) lines += format(", %.4f%% of the load's bytes", 100 * probe_bytes / load_bytes);
-  if (dropped_) lines += format("; %llu probes beyond the log's room are left out", static_cast<unsigned long long>(dropped_));
+  lines += report::printf_text("probes: %.1f kB in all", probe_bytes / 1e3);
+  if (load_bytes > 0) lines += report::printf_text(", %.4f%% of the load's bytes", 100 * probe_bytes / load_bytes);
+  if (load_bytes > 0 && probe_bytes > 0.01 * load_bytes)
+    lines += " (more than 1%: fewer --latency-kinds or a longer --latency-interval cost less)";
+  if (dropped_) lines += report::printf_text("; %llu probes beyond the log's room are left out", static_cast<unsigned long long>(dropped_));
   return lines + "\n";
 }
 
@@ -151,7 +149,7 @@ nlohmann::ordered_json LatencySection::json(const report::TestReport& test) cons
       ordered_json kind_json = delay_json(figures.round_trip);
       kind_json["sent"] = figures.sent;
       kind_json["lost"] = figures.lost;
-      const std::optional<double> idle = idle_p50_ms(kind);
+      const std::optional<double> idle = idle_p50_ms_[static_cast<std::size_t>(kind)];
       kind_json["idle_p50_ms"] = idle ? ordered_json(*idle) : ordered_json(nullptr);
       const bool loaded = idle && figures.round_trip.count && phase.name != "idle";
       kind_json["added_ms"] = loaded ? ordered_json(figures.round_trip.p50_ms - *idle) : ordered_json(nullptr);
@@ -180,7 +178,7 @@ void LatencySection::metrics(report::MetricSink& sink) const {
       if (!shown(kind)) continue;
       const KindFigures figures = kind_figures(kind, records_[static_cast<std::size_t>(kind)], phase);
       const report::MetricLabels labels{{"phase", phase.name}, {"kind", name(kind)},
-                                        {"begins", format("%g", phase.begins_s)}};
+                                        {"begins", report::printf_text("%g", phase.begins_s)}};
       sink.latency("testio_latency_round_trip_seconds",
                    "Latency probes' round trips in each phase of the test, by probe kind",
                    as_summary(figures.round_trip), labels);
@@ -190,13 +188,13 @@ void LatencySection::metrics(report::MetricSink& sink) const {
 std::string ServerLatencySection::text(const report::TestReport&, char) const {
   std::string line = "latency probes answered:";
   if (probes_.plan.kinds[0]) {
-    line += format(" udp %llu", static_cast<unsigned long long>(probes_.udp_answered));
+    line += report::printf_text(" udp %llu", static_cast<unsigned long long>(probes_.udp_answered));
     if (probes_.udp_up_ns.count())
-      line += format(" (one-way up p50 %.3f ms, p99 %.3f ms)", static_cast<double>(probes_.udp_up_ns.percentile(50)) / 1e6,
+      line += report::printf_text(" (one-way up p50 %.3f ms, p99 %.3f ms)", static_cast<double>(probes_.udp_up_ns.percentile(50)) / 1e6,
                      static_cast<double>(probes_.udp_up_ns.percentile(99)) / 1e6);
   }
-  if (probes_.plan.kinds[1]) line += format(", tcp %llu", static_cast<unsigned long long>(probes_.tcp_messages));
-  if (probes_.plan.kinds[2]) line += format(", connect %llu", static_cast<unsigned long long>(probes_.connects));
+  if (probes_.plan.kinds[1]) line += report::printf_text(", tcp %llu", static_cast<unsigned long long>(probes_.tcp_messages));
+  if (probes_.plan.kinds[2]) line += report::printf_text(", connect %llu", static_cast<unsigned long long>(probes_.connects));
   return line + "\n";
 }
 

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "report/section.hpp"
@@ -43,15 +44,13 @@ class LatencySection final : public report::Section {
   };
   PhaseFigures figures(const report::TestReport& test, const Phase& phase) const;
   bool shown(ProbeKind kind) const noexcept;
-  // The first idle phase's p50 round trip of `kind`: the baseline the load adds to; nullopt
-  // without one.
-  std::optional<double> idle_p50_ms(ProbeKind kind) const;
 
   ProbePlan plan_;
   std::vector<Phase> phases_;
   std::array<std::vector<ProbeRecord>, 3> records_;  // udp, tcp, connect
   std::uint64_t dropped_;
   stats::PeerClock clock_;
+  std::array<std::optional<double>, kProbeKinds> idle_p50_ms_;  // by kind; none without an idle phase
 };
 
 // What the server answered. Plain figures, one per kind.

@@ -5,18 +5,8 @@
 namespace testio::workloads::latency {
 namespace {
 
-std::uint64_t read_u64(const unsigned char* data) noexcept {
-  std::uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) value = value << 8 | data[i];
-  return value;
-}
-
-void write_u64(std::uint64_t value, unsigned char* out) noexcept {
-  for (int i = 7; i >= 0; --i) {
-    out[i] = static_cast<unsigned char>(value & 0xff);
-    value >>= 8;
-  }
-}
+std::uint64_t read_u64(const unsigned char* data) noexcept { return udp::read_be(data, 8); }
+void write_u64(std::uint64_t value, unsigned char* out) noexcept { udp::write_be(value, 8, out); }
 
 }  // namespace
 

@@ -89,7 +89,7 @@ void TcpProber::probe() {
       record.answered = !read_error;
       record.rtt_ns = elapsed_ns(sent);
       log_.add(record);
-      counters_.calls.store(counters_.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      stats::add_relaxed(counters_.calls, 1);
       if (read_error) return finish();
       next_ = next_after_now(clock_, settings_.interval_ns, next_ + 1);
       schedule_next();
@@ -198,7 +198,7 @@ void ConnectProber::conclude(bool answered) {
   current_.answered = answered;
   if (!answered) current_.rtt_ns = current_.up_ns = 0;
   log_.add(current_);
-  counters_.calls.store(counters_.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  stats::add_relaxed(counters_.calls, 1);
   asio::error_code ignored;
   socket_->close(ignored);
   socket_.reset();
@@ -258,7 +258,7 @@ void ProbeEcho::echo(const std::shared_ptr<Connection>& connection) {
       return;
     }
     tally_.bytes += size;
-    counters_.calls.store(counters_.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    stats::add_relaxed(counters_.calls, 1);
     asio::async_write(connection->socket, asio::buffer(connection->buffer.data(), size),
                       [this, connection](const asio::error_code& write_error, std::size_t) {
                         if (!write_error && !finished_) echo(connection);
@@ -273,12 +273,7 @@ void ProbeEcho::end_window() noexcept {
 
 void ProbeEcho::finish() {
   if (finished_) return;
-  finished_ = true;
-  for (const std::weak_ptr<Connection>& each : open_)
-    if (std::shared_ptr<Connection> connection = each.lock()) {
-      asio::error_code ignored;
-      connection->socket.close(ignored);
-    }
+  close();
   engines::report_finished(counters_, false, done_);
 }
 

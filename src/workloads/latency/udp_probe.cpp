@@ -96,7 +96,7 @@ void UdpProber::send_due() {
     times.offset_ns = settings_.clock_offset_ns;
     write_probe(times, settings_.test_id, settings_.number, buffer_.data());
     if (::send(socket_.native_handle(), buffer_.data(), buffer_.size(), MSG_DONTWAIT) > 0)
-      counters_.calls.store(counters_.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      stats::add_relaxed(counters_.calls, 1);
   }
   timer_.expires_at(clock_.start + std::chrono::nanoseconds(sent_ * settings_.interval_ns));
   timer_.async_wait([this](const asio::error_code& error) {
@@ -228,7 +228,7 @@ void UdpReflector::await_probes() {
                                                                          times->offset_ns);
       tally_.up_ns.record(positive(up));
       ++tally_.answered;
-      counters_.calls.store(counters_.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      stats::add_relaxed(counters_.calls, 1);
       stamp_reply(received_ns, stats::realtime_ns(), buffer_.data());
       (void)::send(socket_.native_handle(), buffer_.data(), length, MSG_DONTWAIT);
     }

@@ -5,9 +5,9 @@
 #include <curl/curl.h>
 
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 
+#include "workloads/http/curl_setup.hpp"
 #include "workloads/part.hpp"
 #include "workloads/rpm/nq_config.hpp"
 #include "workloads/rpm/rpm_loop.hpp"
@@ -19,13 +19,6 @@ namespace {
 [[noreturn]] void refuse(const std::string& sentence) { throw spec::SpecError(sentence); }
 
 constexpr std::size_t kMaxConfig = 64 * 1024;
-
-void init_curl_once() {
-  static std::once_flag done;
-  std::call_once(done, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl failed to initialise");
-  });
-}
 
 std::size_t keep_config(char* data, std::size_t, std::size_t size, void* text) {
   auto* body = static_cast<std::string*>(text);
@@ -44,10 +37,7 @@ NqUrls fetch_nq_config(const std::string& url, bool insecure) {
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 10'000L);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  if (insecure) {
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
+  if (insecure) http::skip_certificate_checks(easy);
   const CURLcode result = curl_easy_perform(easy);
   long status = 0;
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
@@ -63,9 +53,7 @@ NqUrls fetch_nq_config(const std::string& url, bool insecure) {
 RpmPlan make_plan(const config::Config& config, const RpmSpec& rpm) {
   RpmPlan plan;
   plan.insecure = config.insecure;
-  plan.ip_resolve = config.family == config::AddressFamily::v4   ? CURL_IPRESOLVE_V4
-                    : config.family == config::AddressFamily::v6 ? CURL_IPRESOLVE_V6
-                                                                 : CURL_IPRESOLVE_WHATEVER;
+  plan.ip_resolve = http::ip_resolve_of(config);
   plan.max_seconds = static_cast<double>(rpm.max_seconds);
   plan.probes_per_second = static_cast<double>(rpm.probes_per_second);
   plan.max_connections = static_cast<std::uint32_t>(rpm.max_connections);
@@ -88,7 +76,7 @@ RpmPlan make_plan(const config::Config& config, const RpmSpec& rpm) {
 class RpmSide final : public TestSide {
  public:
   RpmSide(const config::Config& config, const spec::TestSpec& spec) {
-    init_curl_once();
+    http::init_curl_once();
     plan_ = make_plan(config, part_of<RpmSpec>(spec));
   }
 

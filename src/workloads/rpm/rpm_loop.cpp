@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "util/log.hpp"
+#include "workloads/http/curl_setup.hpp"
 
 namespace testio::workloads::rpm {
 namespace {
@@ -83,10 +84,7 @@ RpmLoop::Transfer& RpmLoop::add(Role role, bool upload) {
   curl_easy_setopt(easy, CURLOPT_PRIVATE, transfer.get());
   curl_easy_setopt(easy, CURLOPT_IPRESOLVE, plan_.ip_resolve);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  if (plan_.insecure) {
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
+  if (plan_.insecure) http::skip_certificate_checks(easy);
   if (role == Role::foreign) {  // a connection of its own, used once
     curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
     curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);

@@ -1,30 +1,20 @@
 #include "workloads/rpm/rpm_section.hpp"
 
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
+#include "report/format.hpp"
 #include "util/units.hpp"
 
 namespace testio::workloads::rpm {
-namespace {
-
-std::string format(const char* pattern, auto... values) {
-  char line[512];
-  std::snprintf(line, sizeof line, pattern, values...);
-  return line;
-}
-
-}  // namespace
-
 std::string RpmSection::text(const report::TestReport&, char unit) const {
   std::string lines;
   for (const DirectionResult& result : results_) {
-    lines += format("rpm %s: %.0f RPM, confidence %s (%s, RPM spread %.1f%%), %u load connections, %s over %.1f s\n",
+    lines += report::printf_text("rpm %s: %.0f RPM, confidence %s (%s, RPM spread %.1f%%), %u load connections, %s over %.1f s\n",
                     result.direction.c_str(), result.rpm, result.confidence().c_str(),
                     result.goodput_stable && result.rpm_stable ? "stable" : "not stable", result.spread_percent,
                     result.connections, util::format_rate(result.goodput_bps, unit).c_str(), result.seconds);
-    lines += format("rpm %s probes: %llu on new connections (tcp %.3f ms, tls %.3f ms, http %.3f ms), %llu on the "
+    lines += report::printf_text("rpm %s probes: %llu on new connections (tcp %.3f ms, tls %.3f ms, http %.3f ms), %llu on the "
                     "load connections (http %.3f ms), %llu failed\n",
                     result.direction.c_str(), static_cast<unsigned long long>(result.foreign_probes), result.tcp_ms,
                     result.tls_ms, result.http_foreign_ms, static_cast<unsigned long long>(result.self_probes),

@@ -1,8 +1,6 @@
 #include "workloads/udp/datagram.hpp"
 
 namespace testio::workloads::udp {
-namespace {
-
 std::uint64_t read_be(const unsigned char* data, int bytes) noexcept {
   std::uint64_t value = 0;
   for (int i = 0; i < bytes; ++i) value = value << 8 | data[i];
@@ -15,6 +13,8 @@ void write_be(std::uint64_t value, int bytes, unsigned char* out) noexcept {
     value >>= 8;
   }
 }
+
+namespace {
 
 constexpr std::uint32_t kHelloMagic = 0x74696f48;   // "tioH"
 constexpr std::uint32_t kAnswerMagic = 0x74696f41;  // "tioA"

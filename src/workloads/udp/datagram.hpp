@@ -40,6 +40,10 @@ struct DatagramHeader {
   double sent_s() const noexcept { return static_cast<double>(sec) + static_cast<double>(usec) * 1e-6; }
 };
 
+// A big-endian unsigned field of `bytes` (at most 8) bytes, as every layout here writes them.
+std::uint64_t read_be(const unsigned char* data, int bytes) noexcept;
+void write_be(std::uint64_t value, int bytes, unsigned char* out) noexcept;
+
 // Writes the 32-byte testio header at `out` (which holds at least kTestioHeader bytes).
 void write_header(const DatagramHeader& header, unsigned char* out) noexcept;
 // A testio datagram's header; nullopt when it is shorter than the header, lacks the magic, or
