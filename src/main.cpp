@@ -10,6 +10,7 @@
 
 #include "cli/exporter_options.hpp"
 #include "cli/options.hpp"
+#include "cli/plot_command.hpp"
 #include "mesh/rank.hpp"
 #include "metrics/exporter.hpp"
 #include "metrics/server_metrics.hpp"
@@ -75,6 +76,7 @@ int run(const testio::config::Config& config, testio::report::Reporter& reporter
 
 int main(int argc, char** argv) {
   if (testio::cli::is_exporter_command(argc, argv)) return run_exporter(argc, argv);
+  if (testio::cli::is_plot_command(argc, argv)) return testio::cli::run_plot(argc, argv);
   using testio::cli::ParsedCommandLine;
   ParsedCommandLine parsed;
   try {

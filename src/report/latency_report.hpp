@@ -12,7 +12,8 @@ namespace testio::report {
 
 // "NAME UNIT: min .., p50 .., p90 .., p99 .., p99.9 .., max .., mean .." with ns divided by `scale`.
 std::string latency_text(const char* name, const stats::LatencySummary& latency, double scale, const char* unit);
-// {"min", "p50", "p90", "p99", "p99_9", "max", "mean"} with ns divided by `scale`.
+// {"min", "p50", "p90", "p99", "p99_9", "max", "mean", "cdf"} with ns divided by `scale`; "cdf" is
+// [[percent, value], ...] at stats::kCdfPercents (empty without samples).
 nlohmann::ordered_json latency_json(const stats::LatencySummary& latency, double scale);
 
 }  // namespace testio::report

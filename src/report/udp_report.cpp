@@ -85,6 +85,7 @@ void add_udp_interval_json(json& entry, const stats::DatagramTally& tally, bool 
   flow.lost = tally.lost;
   flow.jitter_ms = tally.jitter_s * 1e3;
   add_loss(entry, flow);
+  entry["testio"]["socket_drops"] = tally.socket_drops;  // the receiving sockets' own, in this interval
 }
 
 void add_udp_end_json(json& end, const TestReport& report) {

@@ -65,6 +65,8 @@ LatencySummary summarize(const LatencyHistogram& histogram) noexcept {
   summary.p999_ns = histogram.percentile(99.9);
   summary.max_ns = histogram.max();
   summary.mean_ns = histogram.mean();
+  for (std::size_t i = 0; i < kCdfPercents.size(); ++i)
+    summary.cdf_ns[i] = i == 0 ? summary.min_ns : i + 1 == kCdfPercents.size() ? summary.max_ns : histogram.percentile(kCdfPercents[i]);
   return summary;
 }
 

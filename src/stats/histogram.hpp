@@ -37,10 +37,15 @@ class LatencyHistogram {
   double sum_ = 0;
 };
 
+// The percentiles a report's "cdf" gives, the minimum first and the maximum last: enough points to
+// draw a distribution's shape (testio plot), its tail included, in a few hundred bytes.
+inline constexpr std::array<double, 19> kCdfPercents{0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 98, 99, 99.5, 99.9, 99.99, 100};
+
 // What a report shows of a histogram, in nanoseconds.
 struct LatencySummary {
   std::uint64_t count = 0, min_ns = 0, p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
   double mean_ns = 0;
+  std::array<std::uint64_t, kCdfPercents.size()> cdf_ns{};  // at each of kCdfPercents
 };
 LatencySummary summarize(const LatencyHistogram& histogram) noexcept;
 

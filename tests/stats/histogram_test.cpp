@@ -43,6 +43,18 @@ TEST(LatencyHistogram, PercentilesOfAKnownDistribution) {
   EXPECT_EQ(histogram.max(), 100000000u);
 }
 
+TEST(LatencyHistogram, SummaryCdfRunsFromTheMinimumToTheMaximumThroughThePercentiles) {
+  LatencyHistogram histogram;
+  for (std::uint64_t v = 1; v <= 100000; ++v) histogram.record(v * 1000);
+  const LatencySummary summary = summarize(histogram);
+  EXPECT_EQ(summary.cdf_ns.front(), summary.min_ns);
+  EXPECT_EQ(summary.cdf_ns.back(), summary.max_ns);
+  for (std::size_t i = 1; i < summary.cdf_ns.size(); ++i) EXPECT_LE(summary.cdf_ns[i - 1], summary.cdf_ns[i]) << i;
+  for (std::size_t i = 1; i + 1 < kCdfPercents.size(); ++i)
+    EXPECT_EQ(summary.cdf_ns[i], histogram.percentile(kCdfPercents[i])) << kCdfPercents[i];
+  EXPECT_EQ(summarize(LatencyHistogram()).cdf_ns.back(), 0u);
+}
+
 TEST(LatencyHistogram, MergeEqualsRecordingEverythingInOne) {
   LatencyHistogram a, b, all;
   for (std::uint64_t v = 0; v < 1000; ++v) {

@@ -66,6 +66,9 @@ TEST(LatencyFigures, PercentilesTrimmedMeanAndRpm) {
   EXPECT_DOUBLE_EQ(figures.max_ms, 100);
   EXPECT_DOUBLE_EQ(figures.trimmed_mean_ms, 48);  // the lowest 95: 1..95
   EXPECT_DOUBLE_EQ(figures.rpm(), 1250);
+  EXPECT_DOUBLE_EQ(figures.cdf_ms.front(), 1);    // the minimum
+  EXPECT_DOUBLE_EQ(figures.cdf_ms[7], 50);        // kCdfPercents[7] is the median
+  EXPECT_DOUBLE_EQ(figures.cdf_ms.back(), 100);   // the maximum
   std::vector<std::uint64_t> none;
   EXPECT_EQ(delay_figures(none).rpm(), 0);
 }

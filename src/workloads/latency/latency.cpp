@@ -75,19 +75,28 @@ class ClientProbes final : public TestSide {
     return std::make_unique<ConnectProber>(place, settings, log);
   }
 
-  // Each kind's probes answered in the interval: how many, and their p50 and max round trip.
+  // Each kind's probes answered in the interval: how many, and their p50 and max round trip; udp's
+  // also the p50 one-way delays up and down (the timeline testio plot draws).
   void annotate(stats::IntervalRecord& record) override {
     for (ProbeKind kind : kinds_) {
       const auto k = static_cast<std::size_t>(kind);
       const ProbeLog& log = *logs_[k];
-      std::vector<std::uint64_t> round_trips;
-      for (const std::size_t end = log.size(); seen_[k] < end; ++seen_[k])
-        if (log[seen_[k]].answered) round_trips.push_back(log[seen_[k]].rtt_ns);
+      std::vector<std::uint64_t> round_trips, ups, downs;
+      for (const std::size_t end = log.size(); seen_[k] < end; ++seen_[k]) {
+        const ProbeRecord& probe = log[seen_[k]];
+        if (!probe.answered) continue;
+        round_trips.push_back(probe.rtt_ns);
+        ups.push_back(probe.up_ns);
+        downs.push_back(probe.down_ns);
+      }
       const DelayFigures figures = delay_figures(round_trips);
       const std::string prefix = name(kind);
       record.figures.emplace_back(prefix + "_count", static_cast<double>(figures.count));
       record.figures.emplace_back(prefix + "_p50_ms", figures.p50_ms);
       record.figures.emplace_back(prefix + "_max_ms", figures.max_ms);
+      if (kind != ProbeKind::udp) continue;
+      record.figures.emplace_back("udp_up_p50_ms", delay_figures(ups).p50_ms);
+      record.figures.emplace_back("udp_down_p50_ms", delay_figures(downs).p50_ms);
     }
   }
 

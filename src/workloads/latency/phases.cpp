@@ -79,6 +79,8 @@ DelayFigures delay_figures(std::vector<std::uint64_t>& delays_ns) {
   figures.p90_ms = percentile_ms(delays_ns, 90);
   figures.p99_ms = percentile_ms(delays_ns, 99);
   figures.max_ms = static_cast<double>(delays_ns.back()) / 1e6;
+  for (std::size_t i = 0; i < stats::kCdfPercents.size(); ++i)
+    figures.cdf_ms[i] = i == 0 ? static_cast<double>(delays_ns.front()) / 1e6 : percentile_ms(delays_ns, stats::kCdfPercents[i]);
   // The draft's 95th-percentile trimmed mean: the highest 5% left out.
   const std::size_t kept = std::max<std::size_t>(1, delays_ns.size() - delays_ns.size() / 20);
   const double sum = std::accumulate(delays_ns.begin(), delays_ns.begin() + static_cast<std::ptrdiff_t>(kept), 0.0,

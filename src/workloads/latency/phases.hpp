@@ -13,6 +13,7 @@
 
 #include "report/test_report.hpp"
 #include "spec/test_spec.hpp"
+#include "stats/histogram.hpp"
 #include "workloads/latency/probe_log.hpp"
 
 namespace testio::workloads::latency {
@@ -32,6 +33,7 @@ struct DelayFigures {
   std::uint64_t count = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
   double trimmed_mean_ms = 0;  // the mean of the lowest 95% (draft-ietf-ippm-responsiveness)
+  std::array<double, stats::kCdfPercents.size()> cdf_ms{};  // at each of stats::kCdfPercents
   // Round trips per minute: 60,000 over the trimmed mean in ms; 0 without samples.
   double rpm() const noexcept { return trimmed_mean_ms > 0 ? 60'000.0 / trimmed_mean_ms : 0; }
 };
