@@ -26,6 +26,7 @@ test_packages=(
   dpkg-dev man-db                            # tools/deb.sh (dpkg-shlibdeps) and the package check (man -w)
   prometheus                                 # the metrics tests: a real Prometheus scraping testio, and promtool's lint
   openmpi-bin libopenmpi-dev                 # --mesh: mpirun starts a testio per host and gathers them
+  python3-matplotlib chromium                # testio plot's plots, and a real browser opening its HTML reports
 )
 
 case "${1:-}" in

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The .deb as a user installs it: tools/deb.sh from BUILD_DIR, dpkg -i, `testio --version`,
-# `man -w testio`, the completion and the unit in place, then dpkg -r and nothing of it left.
+# `man -w testio`, the completion and the unit in place, `testio plot` drawing a real run, then
+# dpkg -r and nothing of it left.
 # Needs root (or sudo); refuses to touch a testio package that was installed before it ran.
 # Usage: tools/package_check.sh [BUILD_DIR]
 set -euo pipefail
@@ -27,10 +28,23 @@ for path in /usr/share/bash-completion/completions/testio /lib/systemd/system/te
     /lib/systemd/system/testio-exporter.service /usr/share/testio/grafana/testio.json /usr/share/doc/testio/README.md; do
   [ -f "$path" ] || [ -f "/usr$path" ] || { echo "missing after install: $path"; exit 1; }
 done
+# testio plot from the package: its Python program beside the binary, drawing a real run's report.
+scratch=$(mktemp -d)
+trap 'removed; rm -rf "$scratch"' EXIT
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+/usr/bin/testio -s -B 127.0.0.1 -p "$port" -1 >/dev/null 2>&1 &
+for _ in $(seq 50); do
+  /usr/bin/testio -c 127.0.0.1 -p "$port" -t 1 -i 0.5 --json >"$scratch/run.json" 2>/dev/null && break
+  sleep 0.1
+done
+wait
+/usr/bin/testio plot "$scratch/run.json" -o "$scratch/run.png"
+[ -s "$scratch/run.png" ] || { echo "testio plot drew nothing"; exit 1; }
+echo "testio plot: $(du -k "$scratch/run.png" | cut -f1) KiB PNG of a 1 s run"
 grep -q '^ExecStart=/usr/bin/testio ' /usr/lib/systemd/system/testio.service /lib/systemd/system/testio.service \
   2>/dev/null || { echo "the unit does not start /usr/bin/testio"; exit 1; }
 "${as_root[@]}" dpkg -r testio >/dev/null
-trap - EXIT
+trap 'rm -rf "$scratch"' EXIT
 left=""
 for file in $files; do
   if [ -e "$file" ]; then left="$left $file"; fi

@@ -60,6 +60,32 @@ holds the exporter's own counters. The metrics are listed in
 .IR /usr/share/doc/testio/metrics.md .
 )";
 
+const char* const kPlot = R"(.SH PLOT
+.B testio plot
+.I REPORT.json
+.RI [ REPORT.json ...]
+.B \-o
+.I OUT
+.RI [ \-\-label " NAME" ]...
+draws testio's JSON (a client's or a server's
+.BR \-\-json ,
+a
+.B \-\-json\-stream
+file, even one cut short,
+.BR "\-\-mesh \-\-json" )
+as OUT:
+.I .png
+or
+.I .svg
+with every plot one under another, or
+.IR .html ,
+one file that needs no network, with the test, the plots and the report's tables. Several
+reports are overlaid. It runs python3 with matplotlib
+.RB ( "apt-get install python3-matplotlib" );
+see
+.IR /usr/share/doc/testio/plots.md .
+)";
+
 const char* const kDescription = R"(.SH DESCRIPTION
 testio measures TCP and UDP bandwidth and latency between two hosts, in the family of iperf3,
 iperf2 and neper.
@@ -125,7 +151,7 @@ std::string man_page(const OptionTable& options) {
   std::string page = ".TH TESTIO 1 \"\" \"testio " TESTIO_VERSION "\" \"User Commands\"\n";
   page += ".SH NAME\ntestio \\- multi\\-connection TCP and UDP bandwidth and latency tester\n";
   page += ".SH SYNOPSIS\n.B testio \\-s\n.RI [ options ]\n.br\n.B testio \\-c\n.I HOST\n.RI [ options ] \" \" [ N ]\n"
-          ".br\n.B testio exporter\n.RI [ options ]\n";
+          ".br\n.B testio exporter\n.RI [ options ]\n.br\n.B testio plot\n.I REPORT.json\n.B \\-o\n.I OUT\n";
   page += kDescription;
   page += ".SH OPTIONS\n";
   for (const std::string& group : help_groups()) {
@@ -134,6 +160,7 @@ std::string man_page(const OptionTable& options) {
   }
   page += kExporter;
   page += option_entries(exporter_options(), "Exporter");
+  page += kPlot;
   return page + kTail;
 }
 
@@ -158,7 +185,8 @@ void add_words(const OptionTable& options, const std::vector<std::string>& group
 }  // namespace
 
 std::string bash_completion(const OptionTable& options) {
-  std::set<std::string> words{"exporter"}, file_options;
+  // `testio plot`'s words (its options are the Python program's own, src/plot/testio_plot/command.py).
+  std::set<std::string> words{"exporter", "plot", "--output", "--label", "--title"}, file_options{"--output"};
   add_words(options, help_groups(), words, file_options);
   add_words(exporter_options(), {"Exporter"}, words, file_options);
   std::string all, files;

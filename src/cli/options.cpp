@@ -21,7 +21,8 @@ OptionTable make_options() {
                            "testio: multi-connection TCP throughput tester.\n"
                            "  testio -s                 serve tests\n"
                            "  testio -c HOST [N]        run a test with N connections\n"
-                           "  testio exporter           serve Prometheus probes (testio exporter --help)");
+                           "  testio exporter           serve Prometheus probes (testio exporter --help)\n"
+                           "  testio plot R.json -o OUT draw a report as .png, .svg or .html (testio plot --help)");
   add_general_options(options);
   add_raw_options(options);
   for (const workloads::OptionGroup& group : workloads::option_groups())

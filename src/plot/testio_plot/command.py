@@ -57,7 +57,7 @@ def main(argv):
     try:
         import matplotlib  # noqa: F401  (the one dependency the binary does not have)
     except ImportError:
-        return fail("testio plot needs matplotlib: apt-get install python3-matplotlib", EXIT_RUNTIME)
+        return fail("matplotlib is not installed: apt-get install python3-matplotlib", EXIT_RUNTIME)
     for report in reports:
         for note in report.notes:
             print(f"testio plot: {note}", file=sys.stderr)

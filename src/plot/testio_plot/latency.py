@@ -28,7 +28,10 @@ def runs_of(tests):
         if not probes:
             continue
         phases = (test.get("end") or {}).get("latency") or _phases_from_spec(parts)
-        runs.append(LatencyRun(label, probes[0].own_intervals, phases))
+        intervals = probes[0].own_intervals
+        # A server's report of the probes it answered has no round trips to draw.
+        if any(_figure(i, "udp_count") is not None or _figure(i, "tcp_count") is not None for i in intervals):
+            runs.append(LatencyRun(label, intervals, phases))
     return runs
 
 

@@ -1,0 +1,97 @@
+"""Headless Chromium (Debian's chromium) opening a local HTML file as a person would, for the plot
+suite: what its console said, every request the page made (Chromium's own net log), where each
+image landed on the page, and a screenshot of the whole page. Chromium's own background requests
+(updates, sync) are turned off, and any that remain go to a proxy on a closed loopback port: no
+packet leaves this machine."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
+         "--disable-extensions", "--disable-features=Translate,MediaRouter,OptimizationHints,SpellcheckService",
+         "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--force-device-scale-factor=1",
+         "--hide-scrollbars", "--enable-logging=stderr", "--log-level=0"]
+
+# Appended to a copy of the page (never to the page itself): after the load event, each image's
+# place and whether it decoded, and the page's size, written into the DOM that --dump-dom prints.
+MEASURE = """<script>
+addEventListener("load", () => {
+  const images = [...document.images].map(image => {
+    const box = image.getBoundingClientRect();
+    return {id: (image.closest("figure") || {}).id || "", decoded: image.complete && image.naturalWidth > 0,
+            x: box.left + scrollX, y: box.top + scrollY, width: box.width, height: box.height};
+  });
+  const found = {images, height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth,
+                 viewport: innerWidth};
+  const out = document.createElement("pre");
+  out.id = "testio-measure";
+  out.textContent = JSON.stringify(found);
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def binary():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class Visit:
+    """What one load of a page showed: `console` lines, `requests` (URLs the page asked for other
+    than itself), `screenshot` (a PNG path) and `layout` (MEASURE's findings)."""
+
+    def __init__(self):
+        self.console, self.requests, self.screenshot, self.layout = [], [], None, None
+
+
+def _run(args, profile, limit=90):
+    return subprocess.run([binary(), *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
+                          timeout=limit, stdin=subprocess.DEVNULL)
+
+
+def measure(page, width):
+    """MEASURE's findings for `page` in a window `width` pixels wide."""
+    with tempfile.TemporaryDirectory(prefix="testio-browser-") as scratch:
+        copy = os.path.join(scratch, "measured.html")
+        with open(page, encoding="utf-8") as original, open(copy, "w", encoding="utf-8") as measured:
+            measured.write(original.read().replace("</body>", MEASURE + "</body>"))
+        done = _run([f"--window-size={width},900", "--dump-dom", f"file://{copy}"], os.path.join(scratch, "profile"))
+        found = re.search(r'<pre id="testio-measure">(.*?)</pre>', done.stdout, re.S)
+        if not found:
+            raise RuntimeError(f"chromium printed no measurement: {done.stderr[-600:]}")
+        return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<"))
+
+
+def visit(page, screenshot, width=1100):
+    """Opens `page` itself: its console, its requests, and a screenshot of the whole page at
+    `width`, saved as `screenshot`."""
+    result = Visit()
+    result.layout = measure(page, width)
+    height = min(max(int(result.layout["height"]), 600), 30000)
+    with tempfile.TemporaryDirectory(prefix="testio-browser-") as scratch:
+        net_log = os.path.join(scratch, "net.json")
+        done = _run([f"--window-size={width},{height}", f"--log-net-log={net_log}", f"--screenshot={screenshot}",
+                     f"file://{os.path.abspath(page)}"], os.path.join(scratch, "profile"))
+        result.console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+        result.requests = page_requests(net_log, os.path.abspath(page))
+    result.screenshot = screenshot
+    return result
+
+
+def page_requests(net_log, page):
+    """The URLs a file:// page made Chromium fetch, itself left out: every request job whose
+    isolation key is a file:// page (Chromium's own requests have none)."""
+    with open(net_log, encoding="utf-8") as file:
+        log = json.load(file)
+    start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    urls = []
+    for event in log["events"]:
+        params = event.get("params") or {}
+        if event.get("type") != start_job or not params.get("network_isolation_key", "").startswith("file://"):
+            continue
+        if params.get("url") != f"file://{page}":
+            urls.append(params.get("url"))
+    return urls

@@ -1,0 +1,430 @@
+#!/usr/bin/python3
+"""testio plot on reports made here by real runs over 127.0.0.1: stream, -R, --bidir, UDP, rr,
+transfers, HTTP against nginx, latency under load, a server's JSON, a --json-stream cut short, and
+(in a build with MPI) a 4-rank mesh under mpirun. Each PNG must be drawn (its size, not blank);
+each HTML report is opened in headless Chromium: no console message, no request outside the file,
+every plot visible in a screenshot, the tables holding the report's figures, and a narrow screen
+with no page-wide sideways scroll. Then the bad inputs: one sentence, exit 2 (or 1), no partial
+OUT. Usage: plot_test.py TESTIO_BINARY mpi|no-mpi. No rate or time is asserted."""
+import html.parser
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import browser
+import harness
+from harness import Server, Skip, check, test, testio
+from http_servers import Nginx, free_port
+
+WITH_MPI = len(sys.argv) > 2 and sys.argv[2] == "mpi"
+SCRATCH = tempfile.mkdtemp(prefix="testio-plot-")
+REPORTS = {}  # kind -> path of the report made for it
+
+
+def made(kind):
+    """The report of `kind`, made by a real run the first time it is asked for."""
+    if kind not in REPORTS:
+        REPORTS.update(make_reports(kind))
+    check(kind in REPORTS, f"no {kind} report was made")
+    return REPORTS[kind]
+
+
+def save(name, text):
+    path = os.path.join(SCRATCH, name)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(text)
+    return path
+
+
+CLIENT_RUNS = {
+    "stream": ["4", "-t", "3", "-i", "0.5", "-O", "1"],
+    "reverse": ["-R", "2", "-t", "2", "-i", "0.5"],
+    "bidir": ["--bidir", "2", "-t", "2", "-i", "0.5"],
+    "udp": ["-u", "-b", "100M", "2", "-t", "2", "-i", "0.5"],
+    "rr": ["--rr", "-t", "1"],
+    "transfers": ["2", "--transfers", "100", "--size", "64k"],
+    "latency": ["--latency", "--phase-time", "1", "-i", "0.25"],
+}
+
+
+def make_reports(kind):
+    if kind == "http":
+        with Nginx({"file.bin": os.urandom(300_000)}) as nginx:
+            return {"http": save("http.json", testio("-c", nginx.url("file.bin"), "2", "--transfers", "60", "--json").stdout)}
+    if kind == "mesh":
+        return {"mesh": save("mesh.json", run_mesh())}
+    made_here = {}
+    with Server("--json") as server:
+        for name, args in CLIENT_RUNS.items():
+            made_here[name] = save(f"{name}.json", harness.client(server, *args, "--json").stdout)
+        server.wait_for_reports(len(CLIENT_RUNS))
+        made_here["server"] = save("server.json", server.stdout())
+        made_here["stream-cut"] = save("stream-cut.json-stream", cut_stream(server))
+    return made_here
+
+
+def cut_stream(server):
+    """A --json-stream of a run killed (SIGKILL) after its third interval: what an interrupted run
+    leaves, its last line possibly half-written."""
+    out = harness.appending_file()
+    process = subprocess.Popen(harness.client_argv(server, "2", "-t", "20", "-i", "0.2", "--json-stream"), stdout=out,
+                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        harness.wait_until(lambda: _read(out).count('"event":"interval"') >= 3, 30, "three intervals")
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    return _read(out)
+
+
+def _read(file):
+    file.seek(0)
+    return file.read()
+
+
+def run_mesh():
+    if not WITH_MPI:
+        raise Skip("this build has no MPI")
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+    done = subprocess.run(["mpirun", "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p",
+                           str(free_port()), "2", "-t", "1", "--json"], capture_output=True, text=True, timeout=180,
+                          stdin=subprocess.DEVNULL, env=env)
+    check(done.returncode == 0, f"mesh: exit {done.returncode}: {done.stderr[-800:]}")
+    return done.stdout
+
+
+def plot(*args, code=0):
+    return testio("plot", *args, code=code, limit=120)
+
+
+def check_drawn(png, min_height=300):
+    """A PNG of real plots: big enough, and far from blank (ink and many colours)."""
+    from PIL import Image  # python3-pil, which python3-matplotlib depends on
+    check(os.path.getsize(png) > 10_000, f"{png}: {os.path.getsize(png)} bytes")
+    with Image.open(png) as image:
+        pixels = image.convert("RGB")
+        width, height = pixels.size
+        check(width >= 800 and height >= min_height, f"{png}: {width}x{height}")
+        ink, colours = ink_share(pixels, (0, 0, width, height))
+        check(ink > 0.02 and colours > 16, f"{png}: {ink:.3f} of it drawn, {colours} colours")
+
+
+def ink_share(image, box):
+    """(share of the box's pixels that are not white, distinct colours in it), sampled."""
+    left, top, right, bottom = (int(v) for v in box)
+    step = max(1, (right - left) * (bottom - top) // 40_000)
+    pixels = list(image.crop((left, top, right, bottom)).getdata())[::step]
+    return sum(1 for p in pixels if min(p) < 235) / max(1, len(pixels)), len(set(pixels))
+
+
+class Cells(html.parser.HTMLParser):
+    """Every table cell's text, by table (the <h3> before it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.title, self.in_cell, self.in_title = {}, "", False, False
+
+    def handle_starttag(self, tag, attrs):
+        self.in_cell = tag in ("td", "th")
+        self.in_title = tag == "h3"
+        if tag == "h3":
+            self.title = ""
+        if self.in_cell:
+            self.tables.setdefault(self.title, []).append("")
+
+    def handle_endtag(self, tag):
+        self.in_cell = self.in_cell and tag not in ("td", "th")
+        self.in_title = self.in_title and tag != "h3"
+
+    def handle_data(self, data):
+        if self.in_title:
+            self.title += data
+        elif self.in_cell:
+            self.tables[self.title][-1] += data
+
+
+def html_report(kind, *extra):
+    """Plots `kind`'s report as HTML, opens it in Chromium, checks what every page must be, and
+    returns ({table title: cells}, the report document or None)."""
+    if not browser.binary():
+        raise Skip("chromium is not installed")
+    source = made(kind)
+    page = os.path.join(SCRATCH, f"{kind}.html")
+    plot(source, *extra, "-o", page)
+    with open(page, encoding="utf-8") as file:
+        text = file.read()
+    check(len(text) < 2_000_000, f"{page}: {len(text)} bytes")
+    outside = [link for link in re.findall(r'(?:src|href)="([^"]*)"|url\(([^)]*)\)', text) for link in link if link
+               and not link.startswith(("data:", "#"))]
+    check(not outside, f"{page} links outside itself: {outside[:3]}")
+    seen = browser.visit(page, os.path.join(SCRATCH, f"{kind}.screenshot.png"))
+    check(not seen.console, f"{page}: the console said {seen.console[:3]}")
+    check(not seen.requests, f"{page} asked for {seen.requests[:3]}")
+    figures = [image for image in seen.layout["images"]]
+    check(figures and all(image["decoded"] and image["width"] > 300 and image["height"] > 150 for image in figures),
+          f"{page}: images {figures}")
+    from PIL import Image
+    with Image.open(seen.screenshot) as shot:
+        pixels = shot.convert("RGB")
+        for image in figures:
+            box = (image["x"], image["y"], image["x"] + image["width"], min(image["y"] + image["height"], pixels.size[1]))
+            ink, colours = ink_share(pixels, box)
+            check(ink > 0.01 and colours > 8, f"{page}: plot {image['id']} shows {ink:.3f} ink, {colours} colours")
+    cells = Cells()
+    cells.feed(text)
+    document = None
+    if not source.endswith(".json-stream") and kind not in ("server", "mesh"):
+        with open(source, encoding="utf-8") as file:
+            document = json.load(file)
+    return cells.tables, document, [image["id"] for image in figures]
+
+
+def table(tables, ending):
+    found = [cells for title, cells in tables.items() if title.endswith(ending)]
+    check(found, f"no table titled ...{ending}: {list(tables)}")
+    return found[0]
+
+
+def gbits(bits):
+    return f"{bits / 1e9:.2f}"
+
+
+# ---- every kind, as PNG and as HTML -------------------------------------------------------------
+
+@test
+def a_stream_report_draws_each_connection_the_sum_and_the_balance():
+    png = os.path.join(SCRATCH, "stream.png")
+    plot(made("stream"), "-o", png)
+    check_drawn(png, min_height=700)
+    tables, document, plots = html_report("stream")
+    check(plots == ["throughput-stream-forward"], f"plots {plots}")
+    totals = table(tables, ": totals")
+    check(gbits(document["end"]["sum_received"]["bits_per_second"]) in totals, f"totals {totals}")
+    check(f"{document['end']['sum_received']['bytes']:,}" in totals, f"totals {totals}")
+    each = table(tables, "each connection (stream, forward)")
+    for stream in document["end"]["streams"]:
+        check(gbits(stream["receiver"]["bits_per_second"]) in each, f"connection {stream['receiver']['socket']}: {each}")
+
+
+@test
+def reverse_and_bidir_reports_draw_each_direction():
+    for kind, wanted in (("reverse", ["throughput-stream-reverse"]),
+                         ("bidir", ["throughput-stream-forward", "throughput-stream-reverse"])):
+        png = os.path.join(SCRATCH, f"{kind}.png")
+        plot(made(kind), "-o", png)
+        check_drawn(png)
+        tables, document, plots = html_report(kind)
+        check(plots == wanted, f"{kind}: plots {plots}")
+        totals = table(tables, ": totals")
+        check(gbits(document["end"]["sum_received"]["bits_per_second"]) in totals, f"{kind}: totals {totals}")
+        if kind == "bidir":
+            reverse = document["end"]["testio"]["bidir_reverse"]["end"]["sum_received"]
+            check(gbits(reverse["bits_per_second"]) in totals, f"bidir reverse: totals {totals}")
+
+
+@test
+def a_udp_report_draws_loss_socket_drops_and_jitter_per_interval():
+    png = os.path.join(SCRATCH, "udp.png")
+    plot(made("udp"), "-o", png)
+    check_drawn(png)
+    tables, document, plots = html_report("udp")
+    check(plots == ["throughput-udp-forward", "udp-forward"], f"plots {plots}")
+    udp = table(tables, "UDP (forward)")
+    check(f"{document['end']['testio']['udp']['sent_datagrams']:,}" in udp, f"udp {udp}")
+    intervals = document["end"]["testio"]["remote_intervals"]
+    check(all("socket_drops" in i["sum"]["testio"] for i in intervals), "the receiver's intervals carry socket_drops")
+
+
+@test
+def rr_transfers_and_http_reports_draw_their_distributions():
+    for kind, rows in (("rr", ["rr round trip"]), ("transfers", ["transfer time", "connect (handshake RTT)"]),
+                       ("http", ["HTTP time to first byte", "HTTP transfer time"])):
+        png = os.path.join(SCRATCH, f"{kind}.png")
+        plot(made(kind), "-o", png)
+        check_drawn(png)
+        tables, document, plots = html_report(kind)
+        check("distributions" in plots, f"{kind}: plots {plots}")
+        cells = table(tables, ": distributions")
+        for row in rows:
+            check(row in cells, f"{kind}: {row} missing from {cells}")
+        testio_end = document["end"]["testio"]
+        summary = testio_end["rr"]["latency_us"] if kind == "rr" else testio_end["transfers"]["transfer_ms"]
+        check(len(summary["cdf"]) == 19 and summary["cdf"][0][0] == 0 and summary["cdf"][-1][0] == 100,
+              f"{kind}: cdf {summary['cdf']}")
+        check(f"{summary['p50']:.3g}" in cells, f"{kind}: p50 {summary['p50']} not in {cells}")
+
+
+@test
+def a_latency_report_draws_the_timeline_with_phases_and_a_cdf_per_phase():
+    png = os.path.join(SCRATCH, "latency.png")
+    plot(made("latency"), "-o", png)
+    check_drawn(png, min_height=1000)
+    tables, document, plots = html_report("latency")
+    check({"latency-timeline", "latency-cdf"} <= set(plots), f"plots {plots}")
+    cells = table(tables, "latency under load")
+    for phase in document["end"]["latency"]:
+        check(phase["name"] in cells, f"phase {phase['name']} missing")
+        check(f"{phase['udp']['p50_ms']:.3g}" in cells, f"{phase['name']}: udp p50 {phase['udp']['p50_ms']}")
+        check(len(phase["udp"]["cdf_ms"]) == 19, f"{phase['name']}: cdf_ms {phase['udp'].get('cdf_ms')}")
+    probes = document["end"]["testio"]["with"][-1]["intervals"]
+    check(any("udp_up_p50_ms" in i["testio"]["figures"] for i in probes), "the probes' intervals carry udp_up_p50_ms")
+
+
+@test
+def a_servers_json_draws_every_test_it_served():
+    png = os.path.join(SCRATCH, "server.png")
+    plot(made("server"), "-o", png)
+    check_drawn(png)
+    tables, _, plots = html_report("server")
+    starts = [title for title in tables if title.endswith(": the test")]
+    check(len(starts) == len(CLIENT_RUNS), f"{len(starts)} tests in the server's page: {starts}")
+    # The server's side: what it received of each test (an rr server keeps no round trips).
+    check({"throughput-stream-forward", "throughput-stream-reverse", "udp-forward"} <= set(plots), f"plots {plots}")
+
+
+@test
+def a_json_stream_cut_short_is_drawn_up_to_where_it_stops_with_a_note():
+    png = os.path.join(SCRATCH, "cut.png")
+    done = plot(made("stream-cut"), "-o", png)
+    notes = done.stderr.strip().splitlines()
+    check(len(notes) == 1 and "before the test's end" in notes[0], f"stderr: {done.stderr}")
+    check_drawn(png)
+    tables, _, plots = html_report("stream-cut")
+    check(plots == ["throughput-stream-forward"], f"plots {plots}")
+
+
+@test
+def a_mesh_report_draws_the_matrix_and_each_hosts_totals():
+    png = os.path.join(SCRATCH, "mesh.png")
+    plot(made("mesh"), "-o", png)
+    check_drawn(png)
+    tables, _, plots = html_report("mesh")
+    check(plots == ["mesh"], f"plots {plots}")
+    with open(made("mesh"), encoding="utf-8") as file:
+        mesh = json.load(file)["mesh"]
+    matrix = table(tables, "from sender (row) to receiver (column)")
+    for pair in mesh["pairs"]:
+        check(gbits(pair["bits_per_second"]) in matrix, f"{pair['from']} -> {pair['to']} missing from {matrix}")
+
+
+@test
+def several_reports_overlay_each_under_its_label():
+    png = os.path.join(SCRATCH, "compare.png")
+    plot(made("stream"), made("reverse"), made("bidir"), "--label", "before", "--label", "after", "--label", "both",
+         "-o", png)
+    check_drawn(png, min_height=1400)
+    tables, _, plots = html_report("stream", made("bidir"), "--label", "one", "--label", "two")
+    check(any(title.startswith("one") for title in tables) and any(title.startswith("two") for title in tables),
+          f"labels in {list(tables)}")
+    svg = os.path.join(SCRATCH, "compare.svg")
+    plot(made("stream"), made("bidir"), "-o", svg)
+    with open(svg, encoding="utf-8") as file:
+        text = file.read()
+    check(text.startswith("<?xml") and "<svg" in text and "stream: sum" in text and "bidir: sum" in text,
+          "the SVG names both reports")
+
+
+@test
+def a_narrow_screen_needs_no_sideways_scroll_of_the_page():
+    if not browser.binary():
+        raise Skip("chromium is not installed")
+    page = os.path.join(SCRATCH, "narrow.html")
+    plot(made("latency"), "-o", page)
+    layout = browser.measure(page, 400)
+    check(layout["width"] <= layout["viewport"], f"the page is {layout['width']} px wide in a {layout['viewport']} px window")
+    check(all(image["width"] <= layout["viewport"] for image in layout["images"]), f"{layout['images']}")
+
+
+@test
+def the_browser_check_sees_a_request_outside_the_file_and_a_console_error():
+    """The checks above must be able to fail: a page that fetches from a (loopback) server and
+    logs an error is caught on both counts."""
+    if not browser.binary():
+        raise Skip("chromium is not installed")
+    page = save("leaky.html", '<!DOCTYPE html><html><body><figure id="x"><img src="http://127.0.0.1:9/x.png">'
+                              '</figure><script>console.error("boom")</script></body></html>')
+    seen = browser.visit(page, os.path.join(SCRATCH, "leaky.png"))
+    check(any("boom" in line for line in seen.console), f"console {seen.console}")
+    check(seen.requests == ["http://127.0.0.1:9/x.png"], f"requests {seen.requests}")
+    check(seen.layout["images"] and not seen.layout["images"][0]["decoded"], f"{seen.layout}")
+
+
+# ---- bad input: one sentence, an exit code, no partial OUT ---------------------------------------
+
+def refused(args, code, saying):
+    done = plot(*args, code=code)
+    lines = done.stderr.strip().splitlines()
+    check(len(lines) == 1 and lines[0].startswith("testio plot: ") and saying in lines[0], f"stderr: {done.stderr!r}")
+    check(not done.stdout, f"stdout: {done.stdout!r}")
+
+
+@test
+def a_file_that_is_not_testios_report_is_one_sentence_and_exit_2():
+    out = os.path.join(SCRATCH, "bad.png")
+    cases = {
+        "not-json.json": ("this is not JSON\n", "is not testio's JSON"),
+        "empty.json": ("", "holds no JSON document"),
+        "iperf3.json": (json.dumps({"start": {"version": "iperf 3.12"}, "intervals": [], "end": {}}), "iperf 3.12"),
+        "future.json": (json.dumps({"start": {"version": "testio 9.0.0"}, "intervals": [], "end": {}}), "testio 9.0.0"),
+        "list.json": ("[1, 2, 3]", "not a report"),
+        "cut.json": ('{"start": {"version": "testio 0.1.0"}, "intervals": [', "is not testio's JSON"),
+    }
+    for name, (text, saying) in cases.items():
+        refused([save(name, text), "-o", out], 2, saying)
+        check(not os.path.exists(out), f"{name}: {out} was written")
+    refused([os.path.join(SCRATCH, "missing.json"), "-o", out], 2, "cannot read")
+
+
+@test
+def usage_errors_are_one_sentence_and_exit_2():
+    report = made("rr")
+    refused([report, "-o", os.path.join(SCRATCH, "x.jpg")], 2, "must end in .png, .svg or .html")
+    refused([report, "--label", "a", "--label", "b", "-o", os.path.join(SCRATCH, "x.png")], 2, "one per report")
+    refused([report], 2, "-o")
+    refused(["-o", os.path.join(SCRATCH, "x.png")], 2, "REPORT.json")
+    check("testio plot REPORT.json" in plot("--help").stdout, "--help shows the usage")
+
+
+@test
+def an_output_that_cannot_be_written_is_one_sentence_and_leaves_nothing_behind():
+    refused([made("rr"), "-o", os.path.join(SCRATCH, "no-such-directory", "x.png")], 1, "cannot write")
+    refused([made("rr"), "-o", "/proc/testio-plot.png"], 1, "cannot write")
+    # A failed plot leaves an earlier OUT as it was, and no half-written file beside it.
+    earlier = save("earlier.png", "the earlier plot")
+    refused([save("junk.json", "{}"), "-o", earlier], 2, "not testio's JSON")
+    with open(earlier, encoding="utf-8") as file:
+        check(file.read() == "the earlier plot", "the earlier OUT was overwritten")
+    check(not [name for name in os.listdir(SCRATCH) if name.endswith(".part")], f"left behind: {os.listdir(SCRATCH)}")
+
+
+@test
+def without_matplotlib_it_says_what_to_install():
+    fake = os.path.join(SCRATCH, "no-matplotlib", "matplotlib")
+    os.makedirs(fake, exist_ok=True)
+    with open(os.path.join(fake, "__init__.py"), "w", encoding="utf-8") as file:
+        file.write('raise ImportError("this test hides matplotlib")\n')
+    done = subprocess.run([harness.BINARY, "plot", made("rr"), "-o", os.path.join(SCRATCH, "none.png")],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PYTHONPATH": os.path.dirname(fake)})
+    check(done.returncode == 1, f"exit {done.returncode}: {done.stderr}")
+    check(done.stderr.strip() == "testio plot: matplotlib is not installed: apt-get install python3-matplotlib",
+          f"stderr: {done.stderr!r}")
+    check(not os.path.exists(os.path.join(SCRATCH, "none.png")), "an OUT was written")
+
+
+def cleanup():
+    import shutil
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        harness.main()
+    finally:
+        cleanup()
