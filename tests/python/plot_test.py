@@ -10,93 +10,16 @@ import html.parser
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
-import tempfile
-import time
 
 import browser
 import harness
-from harness import Server, Skip, check, test, testio
-from http_servers import Nginx, free_port
+import plot_reports
+from harness import Skip, check, test, testio
 
-WITH_MPI = len(sys.argv) > 2 and sys.argv[2] == "mpi"
-SCRATCH = tempfile.mkdtemp(prefix="testio-plot-")
-REPORTS = {}  # kind -> path of the report made for it
-
-
-def made(kind):
-    """The report of `kind`, made by a real run the first time it is asked for."""
-    if kind not in REPORTS:
-        REPORTS.update(make_reports(kind))
-    check(kind in REPORTS, f"no {kind} report was made")
-    return REPORTS[kind]
-
-
-def save(name, text):
-    path = os.path.join(SCRATCH, name)
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(text)
-    return path
-
-
-CLIENT_RUNS = {
-    "stream": ["4", "-t", "3", "-i", "0.5", "-O", "1"],
-    "reverse": ["-R", "2", "-t", "2", "-i", "0.5"],
-    "bidir": ["--bidir", "2", "-t", "2", "-i", "0.5"],
-    "udp": ["-u", "-b", "100M", "2", "-t", "2", "-i", "0.5"],
-    "rr": ["--rr", "-t", "1"],
-    "transfers": ["2", "--transfers", "100", "--size", "64k"],
-    "latency": ["--latency", "--phase-time", "1", "-i", "0.25"],
-}
-
-
-def make_reports(kind):
-    if kind == "http":
-        with Nginx({"file.bin": os.urandom(300_000)}) as nginx:
-            return {"http": save("http.json", testio("-c", nginx.url("file.bin"), "2", "--transfers", "60", "--json").stdout)}
-    if kind == "mesh":
-        return {"mesh": save("mesh.json", run_mesh())}
-    made_here = {}
-    with Server("--json") as server:
-        for name, args in CLIENT_RUNS.items():
-            made_here[name] = save(f"{name}.json", harness.client(server, *args, "--json").stdout)
-        server.wait_for_reports(len(CLIENT_RUNS))
-        made_here["server"] = save("server.json", server.stdout())
-        made_here["stream-cut"] = save("stream-cut.json-stream", cut_stream(server))
-    return made_here
-
-
-def cut_stream(server):
-    """A --json-stream of a run killed (SIGKILL) after its third interval: what an interrupted run
-    leaves, its last line possibly half-written."""
-    out = harness.appending_file()
-    process = subprocess.Popen(harness.client_argv(server, "2", "-t", "20", "-i", "0.2", "--json-stream"), stdout=out,
-                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    try:
-        harness.wait_until(lambda: _read(out).count('"event":"interval"') >= 3, 30, "three intervals")
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait(10)
-    return _read(out)
-
-
-def _read(file):
-    file.seek(0)
-    return file.read()
-
-
-def run_mesh():
-    if not WITH_MPI:
-        raise Skip("this build has no MPI")
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
-    done = subprocess.run(["mpirun", "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p",
-                           str(free_port()), "2", "-t", "1", "--json"], capture_output=True, text=True, timeout=180,
-                          stdin=subprocess.DEVNULL, env=env)
-    check(done.returncode == 0, f"mesh: exit {done.returncode}: {done.stderr[-800:]}")
-    return done.stdout
+SCRATCH = plot_reports.SCRATCH
+CLIENT_RUNS = plot_reports.CLIENT_RUNS
+made, save = plot_reports.made, plot_reports.save
 
 
 def plot(*args, code=0):
@@ -185,6 +108,14 @@ def html_report(kind, *extra):
     return cells.tables, document, [image["id"] for image in figures]
 
 
+def drawn(kind, min_height=300):
+    """`kind`'s report as a PNG, checked drawn, then as an HTML page checked in Chromium."""
+    png = os.path.join(SCRATCH, f"{kind}.png")
+    plot(made(kind), "-o", png)
+    check_drawn(png, min_height)
+    return html_report(kind)
+
+
 def table(tables, ending):
     found = [cells for title, cells in tables.items() if title.endswith(ending)]
     check(found, f"no table titled ...{ending}: {list(tables)}")
@@ -199,10 +130,7 @@ def gbits(bits):
 
 @test
 def a_stream_report_draws_each_connection_the_sum_and_the_balance():
-    png = os.path.join(SCRATCH, "stream.png")
-    plot(made("stream"), "-o", png)
-    check_drawn(png, min_height=700)
-    tables, document, plots = html_report("stream")
+    tables, document, plots = drawn("stream", min_height=700)
     check(plots == ["throughput-stream-forward"], f"plots {plots}")
     totals = table(tables, ": totals")
     check(gbits(document["end"]["sum_received"]["bits_per_second"]) in totals, f"totals {totals}")
@@ -216,10 +144,7 @@ def a_stream_report_draws_each_connection_the_sum_and_the_balance():
 def reverse_and_bidir_reports_draw_each_direction():
     for kind, wanted in (("reverse", ["throughput-stream-reverse"]),
                          ("bidir", ["throughput-stream-forward", "throughput-stream-reverse"])):
-        png = os.path.join(SCRATCH, f"{kind}.png")
-        plot(made(kind), "-o", png)
-        check_drawn(png)
-        tables, document, plots = html_report(kind)
+        tables, document, plots = drawn(kind)
         check(plots == wanted, f"{kind}: plots {plots}")
         totals = table(tables, ": totals")
         check(gbits(document["end"]["sum_received"]["bits_per_second"]) in totals, f"{kind}: totals {totals}")
@@ -230,10 +155,7 @@ def reverse_and_bidir_reports_draw_each_direction():
 
 @test
 def a_udp_report_draws_loss_socket_drops_and_jitter_per_interval():
-    png = os.path.join(SCRATCH, "udp.png")
-    plot(made("udp"), "-o", png)
-    check_drawn(png)
-    tables, document, plots = html_report("udp")
+    tables, document, plots = drawn("udp")
     check(plots == ["throughput-udp-forward", "udp-forward"], f"plots {plots}")
     udp = table(tables, "UDP (forward)")
     check(f"{document['end']['testio']['udp']['sent_datagrams']:,}" in udp, f"udp {udp}")
@@ -245,10 +167,7 @@ def a_udp_report_draws_loss_socket_drops_and_jitter_per_interval():
 def rr_transfers_and_http_reports_draw_their_distributions():
     for kind, rows in (("rr", ["rr round trip"]), ("transfers", ["transfer time", "connect (handshake RTT)"]),
                        ("http", ["HTTP time to first byte", "HTTP transfer time"])):
-        png = os.path.join(SCRATCH, f"{kind}.png")
-        plot(made(kind), "-o", png)
-        check_drawn(png)
-        tables, document, plots = html_report(kind)
+        tables, document, plots = drawn(kind)
         check("distributions" in plots, f"{kind}: plots {plots}")
         cells = table(tables, ": distributions")
         for row in rows:
@@ -262,10 +181,7 @@ def rr_transfers_and_http_reports_draw_their_distributions():
 
 @test
 def a_latency_report_draws_the_timeline_with_phases_and_a_cdf_per_phase():
-    png = os.path.join(SCRATCH, "latency.png")
-    plot(made("latency"), "-o", png)
-    check_drawn(png, min_height=1000)
-    tables, document, plots = html_report("latency")
+    tables, document, plots = drawn("latency", min_height=1000)
     check({"latency-timeline", "latency-cdf"} <= set(plots), f"plots {plots}")
     cells = table(tables, "latency under load")
     for phase in document["end"]["latency"]:
@@ -278,10 +194,7 @@ def a_latency_report_draws_the_timeline_with_phases_and_a_cdf_per_phase():
 
 @test
 def a_servers_json_draws_every_test_it_served():
-    png = os.path.join(SCRATCH, "server.png")
-    plot(made("server"), "-o", png)
-    check_drawn(png)
-    tables, _, plots = html_report("server")
+    tables, _, plots = drawn("server")
     starts = [title for title in tables if title.endswith(": the test")]
     check(len(starts) == len(CLIENT_RUNS), f"{len(starts)} tests in the server's page: {starts}")
     # The server's side: what it received of each test (an rr server keeps no round trips).
@@ -301,10 +214,7 @@ def a_json_stream_cut_short_is_drawn_up_to_where_it_stops_with_a_note():
 
 @test
 def a_mesh_report_draws_the_matrix_and_each_hosts_totals():
-    png = os.path.join(SCRATCH, "mesh.png")
-    plot(made("mesh"), "-o", png)
-    check_drawn(png)
-    tables, _, plots = html_report("mesh")
+    tables, _, plots = drawn("mesh")
     check(plots == ["mesh"], f"plots {plots}")
     with open(made("mesh"), encoding="utf-8") as file:
         mesh = json.load(file)["mesh"]

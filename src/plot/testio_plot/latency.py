@@ -106,8 +106,11 @@ def draw_cdfs(figure, runs):
         axes.set_xscale("log")
         axes.set_title(kind if kind != "load" else "load (TCP_INFO)", fontsize="medium")
         axes.set_xlabel("ms")
-        style.finish_axes(axes, "share of probes" if axes is axes_list[0] else "")
+        style.finish_axes(axes, "% of probes" if axes is axes_list[0] else "", legend=False)
         axes.set_ylim(0, 100)
+    # One legend for the row, on the axes that has every phase, in its emptiest corner.
+    fullest = max(axes_list, key=lambda axes: len(axes.get_legend_handles_labels()[0]))
+    fullest.legend(fontsize="x-small", loc="lower right")
 
 
 def _cdf_points(kind):

@@ -56,9 +56,9 @@ def draw(figure, parts):
     band, index = balanced.get_legend_handles_labels(), fairness.get_legend_handles_labels()
     balanced.legend(band[0] + index[0], band[1] + index[1], fontsize="small", loc="lower left", ncol=2)
     balanced.set_xlabel("seconds")
-    summed.set_ylim(bottom=0)
-    each.set_ylim(bottom=0)
-    balanced.set_ylim(bottom=0)
+    style.from_zero(summed)
+    style.from_zero(each)
+    style.from_zero(balanced)
 
 
 def _sockets(part):

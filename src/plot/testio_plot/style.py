@@ -48,3 +48,11 @@ def finish_axes(axes, ylabel, legend=True):
 
 def gbit(bits_per_second):
     return (bits_per_second or 0) / 1e9
+
+
+def from_zero(axes):
+    """The y axis from 0 to a little above the highest line, so no line runs along the frame."""
+    axes.relim()
+    axes.autoscale_view()
+    top = axes.get_ylim()[1]
+    axes.set_ylim(0, top * 1.08 if top > 0 else 1)

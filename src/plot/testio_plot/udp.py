@@ -30,5 +30,5 @@ def draw(figure, parts):
     style.finish_axes(dropped, "socket drops")
     style.finish_axes(jitter, "jitter ms")
     for axes in (lost, dropped, jitter):
-        axes.set_ylim(bottom=0)
+        style.from_zero(axes)
     jitter.set_xlabel("seconds")
