@@ -224,6 +224,38 @@ def a_mesh_report_draws_the_matrix_and_each_hosts_totals():
 
 
 @test
+def a_failed_pair_is_crossed_out_and_its_reason_listed():
+    """The run's own mesh report with one pair marked failed, as mesh.cpp writes a pair whose
+    client failed: the matrix says FAIL there and the failures table gives the reason."""
+    with open(made("mesh"), encoding="utf-8") as file:
+        document = json.load(file)
+    pair = document["mesh"]["pairs"][0]
+    pair.update(ok=False, reason="connection refused", bits_per_second=0)
+    source = save("mesh-failed.json", json.dumps(document))
+    page = os.path.join(SCRATCH, "mesh-failed.html")
+    plot(source, "-o", page)
+    cells = Cells()
+    with open(page, encoding="utf-8") as file:
+        cells.feed(file.read())
+    check("FAIL" in table(cells.tables, "from sender (row) to receiver (column)"), "no FAIL in the matrix")
+    check("connection refused" in table(cells.tables, "failed pairs"), f"failures {list(cells.tables)}")
+    png = os.path.join(SCRATCH, "mesh-failed.png")
+    plot(source, "-o", png)
+    check_drawn(png)
+
+
+@test
+def a_stream_whose_last_line_is_half_written_is_drawn_up_to_it():
+    with open(made("stream-cut"), encoding="utf-8") as file:
+        text = file.read()
+    source = save("half-line.json-stream", text + '{"event":"interval","data":{"streams":[{"socket":1,"sta')
+    png = os.path.join(SCRATCH, "half-line.png")
+    done = plot(source, "-o", png)
+    check("before the test's end" in done.stderr, f"stderr: {done.stderr}")
+    check_drawn(png)
+
+
+@test
 def several_reports_overlay_each_under_its_label():
     png = os.path.join(SCRATCH, "compare.png")
     plot(made("stream"), made("reverse"), made("bidir"), "--label", "before", "--label", "after", "--label", "both",
