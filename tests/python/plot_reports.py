@@ -1,6 +1,7 @@
 """The reports testio plot's suite draws, each made by a real run over 127.0.0.1 the first time it
 is asked for: stream, -R, --bidir, UDP, rr, transfers, latency under load, a server's JSON of them,
-a --json-stream killed mid-run, HTTP downloads from nginx, and a 4-rank mesh under mpirun."""
+a --json-stream killed mid-run, HTTP downloads and --rpm against nginx, and a 4-rank mesh under
+mpirun."""
 import os
 import signal
 import subprocess
@@ -46,6 +47,13 @@ def make_reports(kind):
     if kind == "http":
         with Nginx({"file.bin": os.urandom(300_000)}) as nginx:
             return {"http": save("http.json", testio("-c", nginx.url("file.bin"), "2", "--transfers", "60", "--json").stdout)}
+    if kind == "rpm":
+        files = {"large.bin": bytes(16 << 20), "small.bin": b"x"}
+        with Nginx(files, tls=True, http2=True, workers=2) as nginx:
+            done = testio("-c", nginx.url("large.bin", tls=True), "--rpm", "--rpm-small", nginx.url("small.bin", tls=True),
+                          "--rpm-upload", nginx.url("upload/blob", tls=True), "--insecure", "--rpm-time", "5", "--json",
+                          limit=120)
+            return {"rpm": save("rpm.json", done.stdout)}
     if kind == "mesh":
         return {"mesh": save("mesh.json", run_mesh())}
     made_here = {}

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """testio plot on reports made here by real runs over 127.0.0.1: stream, -R, --bidir, UDP, rr,
-transfers, HTTP against nginx, latency under load, a server's JSON, a --json-stream cut short, and
+transfers, HTTP and --rpm against nginx, latency under load, a server's JSON, a --json-stream cut short, and
 (in a build with MPI) a 4-rank mesh under mpirun. Each PNG must be drawn (its size, not blank);
 each HTML report is opened in headless Chromium: no console message, no request outside the file,
 every plot visible in a screenshot, the tables holding the report's figures, and a narrow screen
@@ -126,6 +126,11 @@ def gbits(bits):
     return f"{bits / 1e9:.2f}"
 
 
+def shown(value):
+    """A figure as the tables show it: three significant digits, whole numbers from 1,000 up."""
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
 # ---- every kind, as PNG and as HTML -------------------------------------------------------------
 
 @test
@@ -176,7 +181,7 @@ def rr_transfers_and_http_reports_draw_their_distributions():
         summary = testio_end["rr"]["latency_us"] if kind == "rr" else testio_end["transfers"]["transfer_ms"]
         check(len(summary["cdf"]) == 19 and summary["cdf"][0][0] == 0 and summary["cdf"][-1][0] == 100,
               f"{kind}: cdf {summary['cdf']}")
-        check(f"{summary['p50']:.3g}" in cells, f"{kind}: p50 {summary['p50']} not in {cells}")
+        check(shown(summary['p50']) in cells, f"{kind}: p50 {summary['p50']} not in {cells}")
 
 
 @test
@@ -186,10 +191,19 @@ def a_latency_report_draws_the_timeline_with_phases_and_a_cdf_per_phase():
     cells = table(tables, "latency under load")
     for phase in document["end"]["latency"]:
         check(phase["name"] in cells, f"phase {phase['name']} missing")
-        check(f"{phase['udp']['p50_ms']:.3g}" in cells, f"{phase['name']}: udp p50 {phase['udp']['p50_ms']}")
+        check(shown(phase['udp']['p50_ms']) in cells, f"{phase['name']}: udp p50 {phase['udp']['p50_ms']}")
         check(len(phase["udp"]["cdf_ms"]) == 19, f"{phase['name']}: cdf_ms {phase['udp'].get('cdf_ms')}")
     probes = document["end"]["testio"]["with"][-1]["intervals"]
     check(any("udp_up_p50_ms" in i["testio"]["figures"] for i in probes), "the probes' intervals carry udp_up_p50_ms")
+
+
+@test
+def an_rpm_report_draws_its_load_and_each_directions_probe_steps():
+    tables, document, plots = drawn("rpm")
+    check(plots == ["throughput-rpm-forward", "rpm"], f"plots {plots}")
+    cells = table(tables, "responsiveness (--rpm)")
+    for entry in document["end"]["testio"]["rpm"]["directions"]:
+        check(entry["direction"] in cells and shown(entry['rpm']) in cells, f"{entry['direction']}: {cells}")
 
 
 @test

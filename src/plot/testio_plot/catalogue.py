@@ -1,6 +1,6 @@
 """Which plots the reports call for, in the order they are shown: each a title, a height and a
 function that draws into a matplotlib Figure or SubFigure. The one place that knows every kind."""
-from . import distributions, latency, mesh, streams, udp
+from . import distributions, latency, mesh, rpm, streams, udp
 from .parts import parts_of, test_label
 
 
@@ -26,6 +26,10 @@ def plots_for(reports):
         if latency.kinds_in(runs):
             found.append(Plot("latency-cdf", "latency under load: each phase's distribution", 3.8,
                               lambda figure: latency.draw_cdfs(figure, runs)))
+    responsiveness = rpm.directions_of(parts)
+    if responsiveness:
+        found.append(Plot("rpm", "responsiveness (--rpm): each probe step's trimmed mean, per direction",
+                          1.2 + 0.45 * len(responsiveness) * len(rpm.STEPS), lambda figure: rpm.draw(figure, responsiveness)))
     for direction, group in udp.parts_with_loss(parts).items():
         found.append(Plot(f"udp-{direction}", f"UDP {direction}: loss, socket drops and jitter per interval", 6,
                           lambda figure, group=group: udp.draw(figure, group)))

@@ -4,7 +4,7 @@ index) under it. Several reports overlay, each in its colour."""
 from . import style
 
 # The workloads whose intervals are bulk data worth a throughput plot.
-BULK_WORKLOADS = ("stream", "udp", "http")
+BULK_WORKLOADS = ("stream", "udp", "http", "rpm")
 DIRECTION_NAMES = {"forward": "client → server", "reverse": "server → client"}
 
 
@@ -31,6 +31,8 @@ def groups(parts):
 
 
 def title(workload, direction):
+    if workload == "rpm":  # one report, the download's load and then the upload's
+        return "rpm: the load's goodput, download then upload"
     return f"{workload}: throughput {direction} ({DIRECTION_NAMES.get(direction, direction)})"
 
 

@@ -1,7 +1,7 @@
 """The report's figures as tables for the HTML page: what each test was (its start line), its totals
 per workload and direction, each connection, and each kind's own (UDP, latency phases,
 distributions, the mesh). Plain rows of text; html_page.py lays them out."""
-from . import distributions, mesh
+from . import distributions, mesh, rpm
 from .parts import parts_of, test_label
 
 MAX_ROWS = 256  # per-connection rows shown of a test of thousands; the rest counted in a note
@@ -24,7 +24,7 @@ def number(value, digits=3):
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e6 else f"{value:,.0f}"
+        return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"  # no 4.63e+03
     return str(value)
 
 
@@ -105,6 +105,16 @@ def latency_table(label, test):
                                                   "max ms", "RPM", "added ms", "goodput Gbit/s"], rows)
 
 
+def rpm_table(label, found):
+    rows = [[entry.get("direction"), number(entry.get("rpm")), entry.get("confidence", ""),
+             number(entry.get("rpm_spread_percent")), gbits(entry.get("goodput_bps")), number(entry.get("load_connections")),
+             *(number(entry.get(key)) for key, _ in rpm.STEPS), number(entry.get("failed_probes"))]
+            for _, entry in found]
+    return Table(f"{label}: responsiveness (--rpm)", ["direction", "RPM", "confidence", "RPM spread %", "load Gbit/s",
+                                                     "load connections", "TCP ms", "TLS ms", "HTTP own ms",
+                                                     "HTTP on load ms", "failed probes"], rows)
+
+
 def distribution_table(label, parts):
     rows = []
     for part in parts:
@@ -145,6 +155,8 @@ def tables_for(reports):
             found.extend(udp_table(label, part) for part in parts if ((part.end or {}).get("testio") or {}).get("udp"))
             if (test.get("end") or {}).get("latency"):
                 found.append(latency_table(label, test))
+            if rpm.directions_of(parts):
+                found.append(rpm_table(label, rpm.directions_of(parts)))
             if any(distributions.distributions(part) for part in parts):
                 found.append(distribution_table(label, parts))
     return found
