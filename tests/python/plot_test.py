@@ -329,6 +329,8 @@ def a_file_that_is_not_testios_report_is_one_sentence_and_exit_2():
         "iperf3.json": (json.dumps({"start": {"version": "iperf 3.12"}, "intervals": [], "end": {}}), "iperf 3.12"),
         "future.json": (json.dumps({"start": {"version": "testio 9.0.0"}, "intervals": [], "end": {}}), "testio 9.0.0"),
         "list.json": ("[1, 2, 3]", "not a report"),
+        "failed.json": (json.dumps({"start": {}, "intervals": [], "end": {}, "error": "cannot connect to 127.0.0.1 port 1"}),
+                        "a test that failed before it began: cannot connect"),
         "cut.json": ('{"start": {"version": "testio 0.1.0"}, "intervals": [', "is not testio's JSON"),
     }
     for name, (text, saying) in cases.items():

@@ -89,9 +89,9 @@ def _read_document(report, document):
         report.mesh = mesh
         return
     if not isinstance(document.get("start"), dict) or "intervals" not in document:
-        if "error" in document:
-            raise BadInput(f"{report.path} is the report of a test that failed: {document['error']}")
         raise BadInput(f"{report.path} is not testio's JSON: it has no start and intervals")
+    if isinstance(document.get("error"), str) and not document["start"] and not document["intervals"]:
+        raise BadInput(f"{report.path} is the report of a test that failed before it began: {document['error']}")
     check_version(report.path, document["start"])
     report.tests.append(document)
 
