@@ -60,7 +60,9 @@ def make_reports(kind):
     with Server("--json") as server:
         for name, args in CLIENT_RUNS.items():
             made_here[name] = save(f"{name}.json", harness.client(server, *args, "--json").stdout)
-        server.wait_for_reports(len(CLIENT_RUNS))
+        made_here["latency-stream"] = save("latency.json-stream",
+                                           harness.client(server, *CLIENT_RUNS["latency"], "--json-stream").stdout)
+        server.wait_for_reports(len(CLIENT_RUNS) + 1)
         made_here["server"] = save("server.json", server.stdout())
         made_here["stream-cut"] = save("stream-cut.json-stream", cut_stream(server))
     return made_here

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 import browser
 import harness
@@ -207,10 +208,29 @@ def an_rpm_report_draws_its_load_and_each_directions_probe_steps():
 
 
 @test
+def a_composed_tests_json_stream_draws_what_its_document_draws():
+    """--json-stream carries the other workloads' intervals in with_interval events, numbered by
+    their place in the test: drawn from them, the same plots as from the --json document."""
+    _, _, from_document = html_report("latency")
+    _, _, from_stream = html_report("latency-stream")
+    check(from_stream == from_document, f"stream {from_stream}, document {from_document}")
+    # Part by part: each workload's name, direction, span and intervals alike.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "plot"))
+    from testio_plot import load, parts
+
+    def shape(path):
+        report = load.read_report(path, "run")
+        return [(p.workload, p.direction, p.label, len(p.intervals), len(p.own_intervals))
+                for p in parts.all_parts([report])]
+    check(shape(made("latency-stream")) == shape(made("latency")),
+          f"stream {shape(made('latency-stream'))}, document {shape(made('latency'))}")
+
+
+@test
 def a_servers_json_draws_every_test_it_served():
     tables, _, plots = drawn("server")
     starts = [title for title in tables if title.endswith(": the test")]
-    check(len(starts) == len(CLIENT_RUNS), f"{len(starts)} tests in the server's page: {starts}")
+    check(len(starts) == len(CLIENT_RUNS) + 1, f"{len(starts)} tests in the server's page: {starts}")
     # The server's side: what it received of each test (an rr server keeps no round trips).
     check({"throughput-stream-forward", "throughput-stream-reverse", "udp-forward"} <= set(plots), f"plots {plots}")
 

@@ -63,15 +63,17 @@ def parts_of(test, label):
     if isinstance(reverse, dict):
         parts.append(Part(label, workload, "reverse", reverse.get("start") or start,
                           receiving_intervals(reverse), reverse.get("end") or {}))
+    # A --json-stream's with_interval events, by the workload's place in the test: the first
+    # workload is 1, so `with`'s entry k (from 0) is workload k + 2.
     streamed = test.get("_with_intervals") or {}
     sections = testio_end.get("with")
     if isinstance(sections, list) and sections:
         for k, section in enumerate(sections):
-            parts.extend(_with_parts(label, section, streamed.get(k + 1)))
+            parts.extend(_with_parts(label, section, streamed.get(k + 2)))
     else:  # a --json-stream cut short: the other workloads have their intervals only
         for k in sorted(key for key in streamed if isinstance(key, int)):
             listed = spec.get("with") or []
-            spec_k = listed[k - 1] if k - 1 < len(listed) else {}
+            spec_k = listed[k - 2] if 0 <= k - 2 < len(listed) else {}
             section_start = {"testio": {"workload": spec_k.get("workload", "stream"), "spec": spec_k}}
             parts.extend(_with_parts(label, {"start": section_start, "intervals": streamed[k], "end": {}}, None))
     return parts
