@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "cli/plot_source_dir.hpp"  // generated: TESTIO_SOURCE_PLOT_DIR
 #include "util/spawn.hpp"
 
 namespace testio::cli {

@@ -1,5 +1,6 @@
 #include "report/latency_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -20,14 +21,19 @@ std::string latency_text(const char* name, const stats::LatencySummary& latency,
 
 nlohmann::ordered_json latency_json(const stats::LatencySummary& latency, double scale) {
   auto in_unit = [scale](double ns) { return ns / scale; };
-  nlohmann::ordered_json cdf = nlohmann::ordered_json::array();
-  if (latency.count)
-    for (std::size_t i = 0; i < stats::kCdfPercents.size(); ++i)
-      cdf.push_back({stats::kCdfPercents[i], in_unit(static_cast<double>(latency.cdf_ns[i]))});
+  std::array<double, stats::kCdfPercents.size()> cdf_ns{};
+  std::copy(latency.cdf_ns.begin(), latency.cdf_ns.end(), cdf_ns.begin());
   return {{"min", in_unit(static_cast<double>(latency.min_ns))}, {"p50", in_unit(static_cast<double>(latency.p50_ns))},
           {"p90", in_unit(static_cast<double>(latency.p90_ns))}, {"p99", in_unit(static_cast<double>(latency.p99_ns))},
           {"p99_9", in_unit(static_cast<double>(latency.p999_ns))}, {"max", in_unit(static_cast<double>(latency.max_ns))},
-          {"mean", in_unit(latency.mean_ns)}, {"cdf", std::move(cdf)}};
+          {"mean", in_unit(latency.mean_ns)}, {"cdf", cdf_json(cdf_ns, latency.count > 0, scale)}};
+}
+
+nlohmann::ordered_json cdf_json(const std::array<double, stats::kCdfPercents.size()>& values, bool any, double scale) {
+  nlohmann::ordered_json cdf = nlohmann::ordered_json::array();
+  if (any)
+    for (std::size_t i = 0; i < values.size(); ++i) cdf.push_back({stats::kCdfPercents[i], values[i] / scale});
+  return cdf;
 }
 
 }  // namespace testio::report

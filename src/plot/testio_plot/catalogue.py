@@ -1,7 +1,6 @@
 """Which plots the reports call for, in the order they are shown: each a title, a height and a
 function that draws into a matplotlib Figure or SubFigure. The one place that knows every kind."""
 from . import distributions, latency, mesh, rpm, streams, udp
-from .parts import parts_of, test_label
 
 
 class Plot:
@@ -12,8 +11,8 @@ class Plot:
         self.draw = draw          # draw(figure)
 
 
-def plots_for(reports):
-    tests = [(test_label(r, i), test, parts_of(test, test_label(r, i))) for r in reports for i, test in enumerate(r.tests)]
+def plots_for(reports, tests):
+    """The plots of `reports`, whose tests are `tests` (parts.tests_of)."""
     parts = [part for _, _, test_parts in tests for part in test_parts]
     found = []
     for (workload, direction), group in streams.groups(parts).items():

@@ -61,34 +61,37 @@ def main(argv):
     for report in reports:
         for note in report.notes:
             print(f"testio plot: {note}", file=sys.stderr)
-    from . import catalogue
-    plots = catalogue.plots_for(reports)
+    from . import catalogue, parts
+    tests = parts.tests_of(reports)
+    plots = catalogue.plots_for(reports, tests)
     if not plots and args.format != "html":
-        return fail(f"{', '.join(args.reports)}: nothing in it to plot (its tables are in an .html report)", EXIT_USAGE)
+        return fail(f"nothing to plot in {', '.join(args.reports)} (its tables are in an .html report)", EXIT_USAGE)
     try:
         pending = PendingFile(args.output)
     except OSError as error:
         return fail(f"cannot write {args.output}: {error.strerror}", EXIT_RUNTIME)
     try:
-        pending.write(draw(reports, plots, args))
+        data = draw(reports, tests, plots, args)
+    except BaseException:
+        pending.discard()
+        raise
+    try:
+        pending.write(data)
         pending.commit()
     except OSError as error:
         pending.discard()
         return fail(f"cannot write {args.output}: {error.strerror}", EXIT_RUNTIME)
-    except BaseException:
-        pending.discard()
-        raise
     return 0
 
 
-def draw(reports, plots, args):
+def draw(reports, tests, plots, args):
     """OUT's bytes."""
     from . import render  # matplotlib is imported here, once it is known to be there
     heading = args.title or "testio: " + ", ".join(r.label for r in reports)
     if args.format == "html":
         from . import html_page, tables
         notes = [note for report in reports for note in report.notes]
-        return html_page.page(heading, notes, render.each_svg(plots), tables.tables_for(reports)).encode("utf-8")
+        return html_page.page(heading, notes, render.each_svg(plots), tables.tables_for(reports, tests)).encode("utf-8")
     return render.one_image(plots, args.format, heading)
 
 

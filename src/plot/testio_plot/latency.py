@@ -66,8 +66,8 @@ def draw_timeline(figure, runs):
     mark_phases(axes, runs[0].phases, True)
     for index, run in enumerate(runs):
         line = REPORT_STYLES[index % len(REPORT_STYLES)]
-        timed = [i["sum"] for i in run.intervals if "sum" in i]
         owned = [i for i in run.intervals if "sum" in i]
+        timed = [i["sum"] for i in owned]
         for key in (*KINDS, "udp_up", "udp_down"):
             p50 = [_figure(i, key + "_p50_ms") for i in owned]
             if not any(p50):

@@ -5,7 +5,8 @@ and the intervals the receiving side counted. Plain reading; no drawing."""
 
 class Part:
     """One workload of one test in one direction. `intervals`: the receiving side's when the
-    document has them (goodput as counted), else the sending side's; `ends` the section's end."""
+    document has them (goodput as counted), else the sending side's; `own_intervals` the reporting
+    side's; `end` the section's end."""
 
     def __init__(self, label, workload, direction, start, intervals, end, own=None):
         self.workload = workload
@@ -26,6 +27,11 @@ class Part:
     @property
     def spec(self):
         return (self.start.get("testio") or {}).get("spec") or {}
+
+    @property
+    def sums(self):
+        """Each interval's `sum` (the spans the plots step through)."""
+        return [interval["sum"] for interval in self.intervals if "sum" in interval]
 
 
 def within(intervals, begins, ends):
@@ -52,34 +58,27 @@ def _direction(start, spec):
 
 def parts_of(test, label):
     """Every part of `test` (a document), labelled `label`."""
-    start, end = test.get("start") or {}, test.get("end") or {}
-    testio_end = end.get("testio") or {}
-    workload = (start.get("testio") or {}).get("workload", "stream")
-    spec = (start.get("testio") or {}).get("spec") or {}
-    direction = _direction(start, spec)
-    parts = [Part(label, workload, "forward" if direction == "bidir" else direction, start,
-                  receiving_intervals(test), end, test.get("intervals") or [])]
-    reverse = testio_end.get("bidir_reverse")
-    if isinstance(reverse, dict):
-        parts.append(Part(label, workload, "reverse", reverse.get("start") or start,
-                          receiving_intervals(reverse), reverse.get("end") or {}))
+    spec = ((test.get("start") or {}).get("testio") or {}).get("spec") or {}
+    parts = _section_parts(label, test, None)
     # A --json-stream's with_interval events, by the workload's place in the test: the first
     # workload is 1, so `with`'s entry k (from 0) is workload k + 2.
     streamed = test.get("_with_intervals") or {}
-    sections = testio_end.get("with")
+    sections = ((test.get("end") or {}).get("testio") or {}).get("with")
     if isinstance(sections, list) and sections:
         for k, section in enumerate(sections):
-            parts.extend(_with_parts(label, section, streamed.get(k + 2)))
+            parts.extend(_section_parts(label, section, streamed.get(k + 2)))
     else:  # a --json-stream cut short: the other workloads have their intervals only
+        listed = spec.get("with") or []
         for k in sorted(key for key in streamed if isinstance(key, int)):
-            listed = spec.get("with") or []
             spec_k = listed[k - 2] if 0 <= k - 2 < len(listed) else {}
             section_start = {"testio": {"workload": spec_k.get("workload", "stream"), "spec": spec_k}}
-            parts.extend(_with_parts(label, {"start": section_start, "intervals": streamed[k], "end": {}}, None))
+            parts.extend(_section_parts(label, {"start": section_start, "intervals": streamed[k], "end": {}}, None))
     return parts
 
 
-def _with_parts(label, section, streamed):
+def _section_parts(label, section, streamed):
+    """A section (a whole document, or one of `with`) as its part, and its --bidir reverse's;
+    `streamed` the section's intervals from a --json-stream, if any."""
     start = section.get("start") or {}
     spec = (start.get("testio") or {}).get("spec") or {}
     workload = (start.get("testio") or {}).get("workload") or spec.get("workload", "stream")
@@ -99,9 +98,8 @@ def test_label(report, index):
     return report.label if len(report.tests) == 1 else f"{report.label} #{index + 1}"
 
 
-def all_parts(reports):
-    parts = []
-    for report in reports:
-        for index, test in enumerate(report.tests):
-            parts.extend(parts_of(test, test_label(report, index)))
-    return parts
+def tests_of(reports):
+    """[(label, test, its parts)] of every test of every report, in order: what the plots and the
+    tables are made from."""
+    return [(test_label(report, index), test, parts_of(test, test_label(report, index)))
+            for report in reports for index, test in enumerate(report.tests)]

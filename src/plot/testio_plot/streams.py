@@ -43,7 +43,7 @@ def draw(figure, parts):
     fairness = balanced.twinx()
     one = len(parts) == 1
     for index, part in enumerate(parts):
-        sums = [interval["sum"] for interval in part.intervals if "sum" in interval]
+        sums = part.sums
         colour = style.colour(index)
         style.shade_omitted(summed, sums, index == 0)
         xs, ys = style.steps(sums, lambda s: style.gbit(s.get("bits_per_second")))
@@ -51,7 +51,7 @@ def draw(figure, parts):
         _draw_connections(each, part, colour if not one else None)
         _draw_balance(balanced, fairness, part, colour, one)
     style.finish_axes(summed, "Gbit/s, all")
-    style.finish_axes(each, "Gbit/s, each", legend=len(_sockets(parts[0])) <= 16 and one)
+    style.finish_axes(each, "Gbit/s, each", legend=one and len(each.get_lines()) <= 16)
     style.finish_axes(balanced, "Gbit/s min–max", legend=False)
     fairness.set_ylim(0, 1.05)
     fairness.set_ylabel("Jain")
@@ -63,16 +63,18 @@ def draw(figure, parts):
     style.from_zero(balanced)
 
 
-def _sockets(part):
-    return sorted({s.get("socket") for interval in part.intervals for s in interval.get("streams") or []},
-                  key=lambda socket: socket or 0)
+def _connections(part):
+    """{socket: [its stream entry in each interval]}, in socket order; one pass over the intervals."""
+    series = {}
+    for interval in part.intervals:
+        for stream in interval.get("streams") or []:
+            series.setdefault(stream.get("socket") or 0, []).append(stream)
+    return dict(sorted(series.items()))
 
 
 def _draw_connections(axes, part, colour):
     """One thin line per connection: in the report's colour when overlaid, else each its own."""
-    for socket in _sockets(part):
-        series = [dict(s, start=s.get("start", i["sum"]["start"]), end=s.get("end", i["sum"]["end"]))
-                  for i in part.intervals for s in i.get("streams") or [] if s.get("socket") == socket]
+    for socket, series in _connections(part).items():
         xs, ys = style.steps(series, lambda s: style.gbit(s.get("bits_per_second")))
         axes.plot(xs, ys, drawstyle="steps-post", lw=0.9, alpha=0.55 if colour else 0.9, color=colour,
                   label=None if colour else f"connection {socket}")

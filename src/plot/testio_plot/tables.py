@@ -2,7 +2,6 @@
 per workload and direction, each connection, and each kind's own (UDP, latency phases,
 distributions, the mesh). Plain rows of text; html_page.py lays them out."""
 from . import distributions, mesh, rpm
-from .parts import parts_of, test_label
 
 MAX_ROWS = 256  # per-connection rows shown of a test of thousands; the rest counted in a note
 
@@ -140,23 +139,23 @@ def mesh_tables(report):
     return tables
 
 
-def tables_for(reports):
-    """Every table of every report, in order."""
+def tables_for(reports, tests):
+    """Every table of `reports` (whose tests are `tests`, parts.tests_of), in order: the meshes',
+    then each test's."""
     found = []
     for report in reports:
         if report.mesh is not None:
             found.extend(mesh_tables(report))
-        for index, test in enumerate(report.tests):
-            label = test_label(report, index)
-            parts = parts_of(test, label)
-            found.append(start_line(label, test))
-            found.append(totals(label, parts))
-            found.extend(connections(label, part) for part in parts if (part.end or {}).get("streams"))
-            found.extend(udp_table(label, part) for part in parts if ((part.end or {}).get("testio") or {}).get("udp"))
-            if (test.get("end") or {}).get("latency"):
-                found.append(latency_table(label, test))
-            if rpm.directions_of(parts):
-                found.append(rpm_table(label, rpm.directions_of(parts)))
-            if any(distributions.distributions(part) for part in parts):
-                found.append(distribution_table(label, parts))
+    for label, test, parts in tests:
+        found.append(start_line(label, test))
+        found.append(totals(label, parts))
+        found.extend(connections(label, part) for part in parts if (part.end or {}).get("streams"))
+        found.extend(udp_table(label, part) for part in parts if ((part.end or {}).get("testio") or {}).get("udp"))
+        if (test.get("end") or {}).get("latency"):
+            found.append(latency_table(label, test))
+        responsiveness = rpm.directions_of(parts)
+        if responsiveness:
+            found.append(rpm_table(label, responsiveness))
+        if any(distributions.distributions(part) for part in parts):
+            found.append(distribution_table(label, parts))
     return found

@@ -7,7 +7,7 @@ def parts_with_loss(parts):
     """The UDP parts whose intervals are the receiver's (they carry lost_packets), by direction."""
     grouped = {}
     for part in parts:
-        sums = [i["sum"] for i in part.intervals if "sum" in i]
+        sums = part.sums
         if part.workload == "udp" and sums and "lost_packets" in sums[0]:
             grouped.setdefault(part.direction, []).append(part)
     return grouped
@@ -16,7 +16,7 @@ def parts_with_loss(parts):
 def draw(figure, parts):
     lost, dropped, jitter = figure.subplots(3, 1, sharex=True)
     for index, part in enumerate(parts):
-        sums = [i["sum"] for i in part.intervals if "sum" in i]
+        sums = part.sums
         colour = style.colour(index)
         for axes in (lost, dropped, jitter):
             style.shade_omitted(axes, sums, index == 0 and axes is lost)

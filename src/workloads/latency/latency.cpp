@@ -86,6 +86,7 @@ class ClientProbes final : public TestSide {
         const ProbeRecord& probe = log[seen_[k]];
         if (!probe.answered) continue;
         round_trips.push_back(probe.rtt_ns);
+        if (kind != ProbeKind::udp) continue;
         ups.push_back(probe.up_ns);
         downs.push_back(probe.down_ns);
       }

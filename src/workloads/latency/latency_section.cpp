@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.hpp"
+#include "report/latency_report.hpp"
 #include "util/units.hpp"
 
 namespace testio::workloads::latency {
@@ -18,12 +19,9 @@ constexpr std::array<ProbeKind, kProbeKinds> kAllKinds{ProbeKind::udp, ProbeKind
 constexpr std::uint64_t kConnectProbeBytes = 26;  // the preamble and a byte out, a byte back
 
 ordered_json delay_json(const DelayFigures& delays) {
-  ordered_json cdf = ordered_json::array();
-  if (delays.count)
-    for (std::size_t i = 0; i < stats::kCdfPercents.size(); ++i) cdf.push_back({stats::kCdfPercents[i], delays.cdf_ms[i]});
   return {{"count", delays.count},       {"p50_ms", delays.p50_ms}, {"p90_ms", delays.p90_ms},
           {"p99_ms", delays.p99_ms},     {"max_ms", delays.max_ms}, {"trimmed_mean_ms", delays.trimmed_mean_ms},
-          {"rpm", delays.rpm()},         {"cdf_ms", std::move(cdf)}};
+          {"rpm", delays.rpm()},         {"cdf_ms", report::cdf_json(delays.cdf_ms, delays.count > 0, 1)}};
 }
 
 stats::LatencySummary as_summary(const DelayFigures& delays) {
