@@ -57,13 +57,16 @@ int run_exporter(int argc, char** argv) {
   }
 }
 
-// The test, with its report through `reporter`.
-int run(const testio::config::Config& config, testio::report::Reporter& reporter, std::ostream& out) {
+// The test, with its report through `reporter`; a server's tests each make their own with
+// `options`, counted by its metrics.
+int run(const testio::config::Config& config, testio::report::Reporter& reporter, std::ostream& out,
+        const testio::report::ReporterOptions& options) {
   const bool server = config.role == testio::config::Role::server;
   if (config.mesh) return testio::mesh::run_mesh(config, testio::util::own_binary());
   if (!server) return testio::session::run_client(config, reporter, out, testio::iperf3::iperf3_peer);
-  // Every test's report passes through the server's counters (--metrics).
-  testio::metrics::ServerMetrics metrics(reporter);
+  testio::metrics::ServerMetrics metrics(
+      [&](const testio::report::ReporterOptions& test) { return testio::report::make_reporter(config.output, out, test); },
+      options);
   // The server's peers beside testio's own clients: plain senders (--raw: every connection), or
   // stock iperf3 clients, which share the port and are told apart by their cookie.
   std::unique_ptr<testio::session::ForeignClients> peers =
@@ -128,7 +131,7 @@ int main(int argc, char** argv) {
   testio::util::raise_descriptor_limit();
   int exit_code = kExitRuntime;
   try {
-    exit_code = run(config, reporting, out);
+    exit_code = run(config, reporting, out, options);
   } catch (const std::exception& error) {
     spdlog::error("{}", error.what());
     reporting.error(error.what());

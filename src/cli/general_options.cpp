@@ -66,8 +66,16 @@ void fill_limits(const ParsedOptions& args, config::Config& config, GivenOptions
   limits.max_frame = static_cast<std::uint32_t>(frame);
   limits.handshake_timeout_s = util::parse_seconds(args.value("handshake-timeout"), "--handshake-timeout");
   limits.max_pending_per_peer = parse_u32(args.value("max-pending-per-peer"), "--max-pending-per-peer");
+  limits.queue = parse_u32(args.value("queue"), "--queue");
+  if (auto cap = typed(args, "max-tests-per-peer")) limits.max_tests_per_peer = parse_u32(*cap, "--max-tests-per-peer");
+  if (auto cap = typed(args, "max-server-connections"))
+    limits.max_server_connections = parse_u32(*cap, "--max-server-connections");
+  config.stall_timeout_s = util::parse_seconds(args.value("stall-timeout"), "--stall-timeout");
+  config.max_wait_s = util::parse_seconds(args.value("max-wait"), "--max-wait");
+  given.max_wait = args.count("max-wait") > 0;
   given.server_limits = args.count("max-tests") || args.count("handshake-timeout") || args.count("max-frame") ||
-                        args.count("allow") || args.count("max-pending-per-peer");
+                        args.count("allow") || args.count("max-pending-per-peer") || args.count("queue") ||
+                        args.count("max-tests-per-peer") || args.count("max-server-connections");
   if (auto allow = typed(args, "allow")) config.allow = *allow;
   if (auto key = typed(args, "psk-file")) config.psk_file = *key;
   given.psk_file = !config.psk_file.empty();
@@ -83,8 +91,8 @@ void check_roles(const config::Config& config, const GivenOptions& given) {
   if (given.ipv4 && given.ipv6) throw UsageError("-4 and -6 exclude each other");
   if (config.role == config::Role::client && given.one_off) throw UsageError("-1 is a server option");
   if (config.role == config::Role::client && given.server_limits)
-    throw UsageError("--max-tests, --allow, --handshake-timeout, --max-frame and --max-pending-per-peer are server "
-                     "options");
+    throw UsageError("--max-tests, --max-tests-per-peer, --max-server-connections, --queue, --allow, "
+                     "--handshake-timeout, --max-frame and --max-pending-per-peer are server options");
 }
 
 void check_server_options(const config::Config& config, const GivenOptions& given) {
@@ -110,6 +118,7 @@ void check_server_options(const config::Config& config, const GivenOptions& give
   if (given.iface_stats)
     throw UsageError("--iface-stats is a client option: the server samples its side when the client asks");
   if (given.iperf3) throw UsageError("--iperf3 is a client option: testio -s answers iperf3 clients on its port by itself");
+  if (given.max_wait) throw UsageError("--max-wait is a client option: how long it waits in a busy server's queue");
   if (given.file && given.raw) throw UsageError("-F on a server is what --transfers download; a raw sink only receives");
   if (given.hash && !given.raw)
     throw UsageError("--hash on a server applies to --raw sinks; a client's -F test names its own digest");
@@ -126,6 +135,13 @@ void check_limits(const config::Config& config) {
     throw UsageError("--handshake-timeout must be between 0.1 and 600 seconds");
   if (limits.max_pending_per_peer < 1 || limits.max_pending_per_peer > 65535)
     throw UsageError("--max-pending-per-peer must be between 1 and 65535");
+  if (limits.queue > 4096) throw UsageError("--queue must be between 0 and 4096");
+  if (limits.max_tests_per_peer > limits.max_tests)
+    throw UsageError("--max-tests-per-peer must be between 1 and --max-tests (" + std::to_string(limits.max_tests) + ")");
+  if (limits.max_server_connections > 1u << 20) throw UsageError("--max-server-connections must be at most 1048576");
+  if (config.stall_timeout_s != 0 && (config.stall_timeout_s < 2 || config.stall_timeout_s > 86400))
+    throw UsageError("--stall-timeout must be 0 (never) or between 2 and 86400 seconds");
+  if (config.max_wait_s > 86400) throw UsageError("--max-wait must be between 0 and 86400 seconds");
   if (!config.allow.empty()) {
     try {
       net::AccessList::parse(config.allow);
@@ -163,12 +179,21 @@ void add_general_options(OptionTable& options) {
   options.add_options("Server")
     ("s,server", "Run as a server: serve tests until killed (one at a time unless --max-tests)")
     ("1,one-off", "Server: exit after one test")
-    ("max-tests", "Server: tests that may run at once; more get a busy answer", value().default_value("1"), "K")
+    ("max-tests", "Server: tests that may run at once; more wait in the queue", value().default_value("1"), "K")
+    ("max-tests-per-peer", "Server: tests one address may have running or waiting at once (default: no cap "
+       "beyond --max-tests)", value(), "K")
+    ("max-server-connections", "Server: data connections of all its tests at once; a test that would pass it "
+       "waits, one bigger than it is refused (default: no cap)", value(), "N")
+    ("queue", "Server: tests that may wait for a slot; more get a busy answer at once", value().default_value("16"), "N")
     ("allow", "Server: talk only to peers in these networks, e.g. 198.18.0.0/15,::1", value(), "CIDR,...")
     ("handshake-timeout", "Server: seconds a new connection may take to say who it is",
        value().default_value("5"), "SECONDS")
     ("max-pending-per-peer", "Server: connections one address may hold in their handshake (beyond those its "
-       "running test opens); more are refused at once", value().default_value("32"), "N");
+       "running test opens); more are refused at once", value().default_value("32"), "N")
+    ("stall-timeout", "Both: a peer that says nothing for this long (it says it is alive every second) has "
+       "stopped: the test ends on both sides; 0 never", value().default_value("10"), "SECONDS")
+    ("max-wait", "Client: how long to wait in a busy server's queue before giving up", value().default_value("60"),
+       "SECONDS");
   // clang-format on
   // clang-format off
   options.add_options("Limits and security")

@@ -59,6 +59,9 @@ struct Config {
   std::string mesh_schedule = "all";  // --mesh-schedule all|pairs|ring
   double mesh_slow_fraction = 0.8;  // --mesh-slow: a host below this share of the median is named
 
+  double stall_timeout_s = 10;      // --stall-timeout: a peer silent this long has stopped (0: never)
+  double max_wait_s = 60;           // client: --max-wait in a busy server's queue
+
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
   spec::Limits limits;
 };

@@ -33,14 +33,63 @@ template asio::awaitable<std::size_t> within(asio::awaitable<std::size_t>, std::
 template asio::awaitable<nlohmann::json> within(asio::awaitable<nlohmann::json>, std::chrono::steady_clock::duration,
                                                 std::string);
 
+namespace {
+constexpr auto kHeartbeat = std::chrono::seconds(1);
+
+std::string whole_seconds(std::chrono::steady_clock::duration limit) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit + std::chrono::milliseconds(500)).count());
+}
+}  // namespace
+
 ControlChannel::ControlChannel(asio::ip::tcp::socket socket, std::uint32_t max_frame)
-    : socket_(std::move(socket)), max_frame_(max_frame) {
+    : socket_(std::move(socket)), max_frame_(max_frame), heartbeat_(socket_.get_executor()) {
   asio::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
 }
 
+ControlChannel::~ControlChannel() { alive_.reset(); }
+
 asio::awaitable<nlohmann::json> ControlChannel::read(std::chrono::steady_clock::duration limit) {
-  co_return co_await within(read_unbounded(), limit, "waiting for the peer's control message");
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto left = std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{});
+    // Each frame, a heartbeat too, restarts the stall limit; the overall limit runs on.
+    const bool stall_first = stall_.count() > 0 && stall_ < left;
+    nlohmann::json message;
+    try {
+      message = co_await within(read_unbounded(), stall_first ? stall_ : left, "waiting");
+    } catch (const TimeoutError&) {
+      if (stall_first) throw StalledError("the peer stopped for " + whole_seconds(stall_) + " s");
+      throw TimeoutError("waiting for the peer's control message timed out after " + whole_seconds(limit) + " s");
+    }
+    if (!is_alive(message)) co_return message;
+  }
+}
+
+void ControlChannel::keep_alive(std::chrono::steady_clock::duration stall) {
+  stall_ = stall;
+  if (alive_) return;
+  alive_ = std::make_shared<bool>(true);
+  schedule_beat();
+}
+
+void ControlChannel::schedule_beat() {
+  heartbeat_.expires_after(kHeartbeat);
+  heartbeat_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& error) {
+    if (error || alive.expired()) return;  // the channel is gone or closing
+    beat();
+    if (socket_.is_open()) schedule_beat();
+  });
+}
+
+void ControlChannel::beat() {
+  if (writing_ || !unsent_.empty() || !socket_.is_open()) return;  // a frame on its way says as much
+  const std::string frame = encode_frame(alive_message());
+  asio::error_code error;
+  socket_.non_blocking(true, error);
+  const std::size_t sent = socket_.send(asio::buffer(frame), 0, error);
+  if (error == asio::error::would_block) return;  // the peer reads nothing: nothing to add
+  if (!error && sent < frame.size()) unsent_ = frame.substr(sent);
 }
 
 asio::awaitable<nlohmann::json> ControlChannel::read_unbounded() {
@@ -63,7 +112,13 @@ asio::awaitable<nlohmann::json> ControlChannel::read_unbounded() {
 }
 
 asio::awaitable<void> ControlChannel::write(nlohmann::json message) {
-  std::string frame = encode_frame(message);
+  std::string frame = std::move(unsent_) + encode_frame(message);
+  unsent_.clear();
+  writing_ = true;
+  struct Done {
+    bool& writing;
+    ~Done() { writing = false; }
+  } done{writing_};
   co_await within(asio::async_write(socket_, asio::buffer(frame), asio::use_awaitable),
                   std::chrono::seconds(10), "sending a control message");
 }

@@ -5,18 +5,27 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <nlohmann/json_fwd.hpp>
 
 namespace testio::control {
 
 class TimeoutError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Nothing at all came from the peer, not even its heartbeat, for the stall limit: the peer's
+// process stopped (SIGSTOP, a hung host) while its kernel keeps the connection up.
+class StalledError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -66,14 +75,22 @@ extern template asio::awaitable<nlohmann::json> within(asio::awaitable<nlohmann:
 class ControlChannel {
  public:
   ControlChannel(asio::ip::tcp::socket socket, std::uint32_t max_frame);
+  ~ControlChannel();
+  ControlChannel(const ControlChannel&) = delete;
+  ControlChannel& operator=(const ControlChannel&) = delete;
 
-  // The next frame. Throws ProtocolError for an oversized or malformed frame, std::system_error
-  // for a closed or reset connection, TimeoutError when `limit` passes first. Safe to cancel:
-  // bytes already received stay buffered for the next call.
+  // The next frame, past the peer's heartbeats. Throws ProtocolError for an oversized or
+  // malformed frame, std::system_error for a closed or reset connection, TimeoutError when
+  // `limit` passes first, StalledError when, after keep_alive(), nothing at all came for its
+  // limit. Safe to cancel: bytes already received stay buffered for the next call.
   asio::awaitable<nlohmann::json> read(std::chrono::steady_clock::duration limit);
   // By value: the frame is built before the first suspension. (GCC 12 mishandles some temporaries
   // that live across a co_await, so callers pass named values, never braced temporaries.)
   asio::awaitable<void> write(nlohmann::json message);
+  // From now on this side says it is alive every second (a frame the peer's read() passes over,
+  // never inside another frame), and read() fails with StalledError ("the peer stopped for S s")
+  // when nothing came for `stall` (zero: never). Both sides call it once the request is made.
+  void keep_alive(std::chrono::steady_clock::duration stall);
 
   asio::ip::tcp::socket& socket() noexcept { return socket_; }
   // Frames from now on may be this big (never less than the cap it was made with): the figures a
@@ -86,10 +103,19 @@ class ControlChannel {
 
  private:
   asio::awaitable<nlohmann::json> read_unbounded();
+  // One heartbeat, unless a frame is being written; what the socket does not take at once goes
+  // out first with the next frame.
+  void beat();
+  void schedule_beat();
 
   asio::ip::tcp::socket socket_;
   std::uint32_t max_frame_;
   std::string received_;
+  std::chrono::steady_clock::duration stall_{};  // zero: no stall limit
+  bool writing_ = false;
+  std::string unsent_;  // the rest of a heartbeat the socket did not take whole
+  asio::steady_timer heartbeat_;
+  std::shared_ptr<bool> alive_;  // the heartbeat's handler runs only while this channel exists
 };
 
 std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint);

@@ -31,6 +31,7 @@ json to_json(const TestRequest& request) {
   message["client_threads"] = request.client_threads;
   message["client_version"] = request.client_version;
   message["auth"] = request.auth;
+  message["max_wait_s"] = request.max_wait_s;
   return message;
 }
 
@@ -45,6 +46,7 @@ TestRequest parse_test_request(const json& message) {
   request.client_threads = static_cast<std::uint32_t>(get_uint(message, "client_threads", 1, 1u << 20));
   request.client_version = get_string(message, "client_version", 64);
   request.auth = get_string(message, "auth", 128);
+  if (message.contains("max_wait_s")) request.max_wait_s = get_double(message, "max_wait_s", 0, 86400);
   return request;
 }
 
@@ -75,10 +77,25 @@ json start_message() { return {{"type", "start"}}; }
 
 json stop_message() { return {{"type", "stop"}}; }
 
-bool is_stop(const json& message) noexcept {
+namespace {
+bool has_type(const json& message, const char* name) noexcept {
   auto type = message.find("type");
-  return type != message.end() && type->is_string() && type->get<std::string>() == "stop";
+  return type != message.end() && type->is_string() && type->get_ref<const std::string&>() == name;
 }
+}  // namespace
+
+bool is_stop(const json& message) noexcept { return has_type(message, "stop"); }
+
+json queued_message(std::uint32_t ahead) { return {{"type", "queued"}, {"ahead", ahead}}; }
+
+std::optional<std::uint32_t> queued_ahead(const json& message) {
+  if (!has_type(message, "queued")) return std::nullopt;
+  return static_cast<std::uint32_t>(get_uint(message, "ahead", 0, 1u << 20));
+}
+
+json alive_message() { return {{"type", "alive"}}; }
+
+bool is_alive(const json& message) noexcept { return has_type(message, "alive"); }
 
 json error_message(const std::string& message, const std::string& code) {
   return {{"type", "error"}, {"code", code}, {"message", message}};

@@ -41,7 +41,7 @@ namespace testio::control {
 
 // First byte non-printable and non-ASCII: an iperf3 cookie and a plain-text client never start so.
 inline constexpr std::array<unsigned char, 4> kMagic = {0x9e, 't', 'i', 'o'};
-inline constexpr std::uint8_t kProtocolVersion = 4;
+inline constexpr std::uint8_t kProtocolVersion = 5;
 inline constexpr std::size_t kPreambleBytes = 24;
 
 enum class ConnectionKind : std::uint8_t { control = 'C', data = 'D' };
@@ -99,6 +99,7 @@ struct TestRequest {
   std::uint32_t client_threads = 1;  // what the client itself runs, for the server's report
   std::string client_version;
   std::string auth;                  // hex HMAC-SHA256 answer to the hello's nonce; empty without a key
+  double max_wait_s = 0;             // --max-wait: how long it may wait in a busy server's queue
 };
 
 struct TestAccepted {
@@ -155,6 +156,14 @@ nlohmann::json start_message();
 // The client ends the window early (SIGINT) of a test in which the server sends.
 nlohmann::json stop_message();
 bool is_stop(const nlohmann::json& message) noexcept;
+// The server holds the test in its queue: `ahead` tests must end before it starts.
+nlohmann::json queued_message(std::uint32_t ahead);
+// The tests ahead when `message` says the test is queued; nothing when it says something else.
+std::optional<std::uint32_t> queued_ahead(const nlohmann::json& message);
+// Each side says it is alive every second once the request is made (ControlChannel::keep_alive);
+// read() passes over these.
+nlohmann::json alive_message();
+bool is_alive(const nlohmann::json& message) noexcept;
 nlohmann::json error_message(const std::string& message, const std::string& code);
 
 // Each parser checks the type field (turning an error frame into PeerError), the JSON types and

@@ -92,11 +92,13 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   served.local_address = socket.local_endpoint(unknown).address();
   tests_.emplace(cookie, &served);
   Control control(std::move(socket));
+  const std::unique_ptr<metrics::ServedTestReport> report = metrics_.test_report(peer);
+  const std::string who = "iperf3 test #" + std::to_string(report->number()) + " from " + peer;
   bool succeeded = false;
   std::string ended;
   try {
-    succeeded = co_await run_test(control, served);
-    spdlog::info("iperf3 test from {} finished", peer);
+    succeeded = co_await run_test(control, served, *report);
+    spdlog::info("{} finished", who);
   } catch (const PeerError& error) {
     ended = error.what();
   } catch (const std::system_error& error) {
@@ -107,8 +109,8 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   tests_.erase(cookie);
   slots.release();
   if (!ended.empty()) {
-    spdlog::warn("iperf3 test from {} ended: {}", peer, ended);
-    if (served.started) reporter_.error(ended);
+    spdlog::warn("{} ended: {}", who, ended);
+    if (served.started) report->error(ended);
   }
   co_return succeeded;
 }

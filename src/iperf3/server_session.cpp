@@ -85,7 +85,7 @@ spec::TestSpec spec_of(const Params& params, const config::Config& config) {
   return spec;
 }
 
-asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& served) {
+asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& served, report::Reporter& reporter) {
   const Params params = co_await exchange_params(control, served);
   const spec::TestSpec spec = spec_of(params, config_);
   std::optional<workloads::udp::Wire> wire;
@@ -101,7 +101,7 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& serv
                            std::move(parts), {}, served.peer_address, served.local_address);
   LiveBytes live(served, metrics_, test);
   const std::unique_ptr<session::ServerPeer> client = iperf3_server_peer(control, params, served.peer);
-  co_return co_await test.run(*client, reporter_);
+  co_return co_await test.run(*client, reporter);
 }
 
 // What the client wants, checked against this server's caps and what it serves.

@@ -21,9 +21,8 @@ struct ServedTest;
 
 class Iperf3Clients final : public session::ForeignClients {
  public:
-  // Every test reports through `metrics` (the server's counters, and its reporter behind them).
-  Iperf3Clients(const config::Config& config, metrics::ServerMetrics& metrics)
-      : config_(config), metrics_(metrics), reporter_(metrics) {}
+  // Every test reports through a report `metrics` makes for it (counted there).
+  Iperf3Clients(const config::Config& config, metrics::ServerMetrics& metrics) : config_(config), metrics_(metrics) {}
 
   asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket, std::array<unsigned char, 4> first,
                                              session::TestSlots& slots,
@@ -34,13 +33,12 @@ class Iperf3Clients final : public session::ForeignClients {
   metrics::Protocol protocol() const noexcept override { return metrics::Protocol::iperf3; }
 
  private:
-  // The parameters, then the test through session::ServerTest.
-  asio::awaitable<bool> run_test(Control& control, ServedTest& served);
+  // The parameters, then the test through session::ServerTest, reported to `reporter`.
+  asio::awaitable<bool> run_test(Control& control, ServedTest& served, report::Reporter& reporter);
   asio::awaitable<Params> exchange_params(Control& control, ServedTest& served);
 
   const config::Config& config_;
   metrics::ServerMetrics& metrics_;
-  report::Reporter& reporter_;
   std::map<Cookie, ServedTest*> tests_;  // by cookie, while each runs
 };
 

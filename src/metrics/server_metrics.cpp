@@ -12,6 +12,10 @@ using G = MetricType;
 
 // A label per peer: a fleet's worth, without letting a scan of addresses grow the page forever.
 constexpr std::size_t kMaxPeers = 1024;
+// Running tests with a series of their own, the newest: --max-tests may be 1024, and a scrape
+// that grew with it would cost the database more than the figures are worth. /metrics counts
+// them all in testio_tests_running.
+constexpr std::size_t kMaxLiveSeries = 64;
 
 const char* const kRefusalNames[] = {"busy", "auth", "invalid", "not_allowed", "handshakes", "version", "unsupported"};
 const char* const kProtocolNames[] = {"testio", "iperf3", "raw"};
@@ -37,7 +41,35 @@ std::string address_of(const std::string& endpoint) {
   return colon != std::string::npos && colon == endpoint.rfind(':') ? endpoint.substr(0, colon) : endpoint;
 }
 
-ServerMetrics::ServerMetrics(report::Reporter& inner) : inner_(inner), started_unix_s_(unix_now()) {}
+ServedTestReport::ServedTestReport(ServerMetrics& metrics, std::uint64_t number, std::string peer,
+                                   std::unique_ptr<report::Reporter> inner)
+    : metrics_(metrics), number_(number), inner_(std::move(inner)) {
+  metrics_.live_[number_].peer = address_of(peer);
+}
+
+ServedTestReport::~ServedTestReport() { metrics_.live_.erase(number_); }
+
+void ServedTestReport::interval(const stats::IntervalRecord& record) {
+  inner_->interval(record);
+  if (record.seconds() > 0)
+    metrics_.live_[number_].bytes_per_second = static_cast<double>(record.bytes()) / record.seconds();
+}
+
+void ServedTestReport::end(const report::TestReport& report) {
+  inner_->end(report);
+  metrics_.end(report);
+}
+
+ServerMetrics::ServerMetrics(ReportMaker make, report::ReporterOptions options)
+    : make_(std::move(make)), options_(std::move(options)), started_unix_s_(unix_now()) {}
+
+std::unique_ptr<ServedTestReport> ServerMetrics::test_report(const std::string& peer) {
+  report::ReporterOptions options = options_;
+  options.test = ++last_number_;
+  options.line_prefix = "[#" + std::to_string(options.test) + " " + peer + "] ";
+  std::unique_ptr<report::Reporter> inner = make_(options);
+  return std::make_unique<ServedTestReport>(*this, options.test, peer, std::move(inner));
+}
 
 void ServerMetrics::served(Protocol protocol, bool succeeded) noexcept {
   ++served_[static_cast<std::size_t>(protocol)];
@@ -52,7 +84,6 @@ void ServerMetrics::note_direction(const report::TestReport& report, PeerResult&
 }
 
 void ServerMetrics::end(const report::TestReport& report) {
-  inner_.end(report);
   const std::string peer = address_of(report.start.peer);
   if (!peers_.count(peer) && peers_.size() >= kMaxPeers) {
     auto oldest = peers_.begin();
@@ -91,6 +122,7 @@ std::string ServerMetrics::exposition(const ServerState& state) const {
              static_cast<double>(received_bytes_ + state.live_received_bytes));
   out.single("testio_sent_bytes_total", G::counter, "Bytes sent by tests (omitted seconds included)",
              static_cast<double>(sent_bytes_ + state.live_sent_bytes));
+  exposition_of_live_tests(out);
   out.family("testio_last_test_goodput_bytes_per_second", G::gauge, "Goodput of each peer's last test, per direction");
   for (const auto& [peer, result] : peers_) {
     if (result.forward_bytes_per_second >= 0)
@@ -101,6 +133,18 @@ std::string ServerMetrics::exposition(const ServerState& state) const {
   out.family("testio_last_test_timestamp_seconds", G::gauge, "When each peer's last test ended (Unix time)");
   for (const auto& [peer, result] : peers_) out.sample(result.ended_unix_s, {{"peer", peer}});
   return out.text();
+}
+
+void ServerMetrics::exposition_of_live_tests(Exposition& out) const {
+  out.family("testio_test_interval_bytes_per_second", G::gauge,
+             "Each running test's last interval as this server counted it (received, or sent by a reverse test), "
+             "by its number here and its peer; the newest 64 tests");
+  std::size_t shown = 0;
+  for (auto it = live_.rbegin(); it != live_.rend() && shown < kMaxLiveSeries; ++it) {
+    if (it->second.bytes_per_second < 0) continue;
+    out.sample(it->second.bytes_per_second, {{"peer", it->second.peer}, {"test", std::to_string(it->first)}});
+    ++shown;
+  }
 }
 
 }  // namespace testio::metrics

@@ -11,7 +11,8 @@ struct GivenOptions {
   bool connections = false, time = false, bytes = false, threads = false;
   bool buffer = false, window = false, recv_mode = false, send_mode = false, engine = false;
   bool interval = false, omit = false, json = false, json_stream = false;
-  bool server_limits = false;  // --max-tests, --allow, --handshake-timeout, --max-frame
+  bool server_limits = false;  // --max-tests, --queue, --allow, --handshake-timeout, --max-frame ...
+  bool max_wait = false;       // --max-wait
   bool raw = false, hash = false, file = false;
   bool rr = false, rr_options = false, num = false;
   bool latency = false, latency_options = false;  // --latency; its kinds, interval, size, phases

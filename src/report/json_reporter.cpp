@@ -318,9 +318,19 @@ json end_json(const TestReport& report) {
   return end;
 }
 
+Json JsonReporter::new_document() const {
+  Json document = json::object();
+  if (test_) document["test"] = test_;
+  document["start"] = json::object();
+  document["intervals"] = json::array();
+  document["end"] = json::object();
+  return document;
+}
+
 void JsonReporter::emit(const char* event, json data) {
   json line = json::object();
   line["event"] = event;
+  if (test_) line["test"] = test_;
   line["data"] = std::move(data);
   out_ << line.dump() << "\n";
   out_.flush();
@@ -332,7 +342,8 @@ void JsonReporter::start(const StartInfo& start) {
   interval_s_ = start.spec.interval_s;
   last_retransmits_.assign(start.connections(), 0);
   with_retransmits_.clear();
-  document_ = {{"start", start_json(start)}, {"intervals", json::array()}, {"end", json::object()}};
+  document_ = new_document();
+  document_["start"] = start_json(start);
   if (stream_events_) emit("start", document_["start"]);
 }
 
@@ -372,7 +383,7 @@ void JsonReporter::error(const std::string& message) {
     emit("error", message);
     return;
   }
-  if (document_.is_null()) document_ = {{"start", json::object()}, {"intervals", json::array()}, {"end", json::object()}};
+  if (document_.is_null()) document_ = new_document();
   document_["error"] = message;
   out_ << document_.dump(2) << "\n";
   out_.flush();
@@ -381,8 +392,8 @@ void JsonReporter::error(const std::string& message) {
 
 std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::ostream& out, ReporterOptions options) {
   switch (format) {
-    case OutputFormat::json: return std::make_unique<JsonReporter>(out, false);
-    case OutputFormat::json_stream: return std::make_unique<JsonReporter>(out, true);
+    case OutputFormat::json: return std::make_unique<JsonReporter>(out, false, options.test);
+    case OutputFormat::json_stream: return std::make_unique<JsonReporter>(out, true, options.test);
     case OutputFormat::text: break;
   }
   return std::make_unique<TextReporter>(out, options);

@@ -2,6 +2,7 @@
 // iperf3's field names are kept as they are; testio's own figures sit beside them under "testio".
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <ostream>
 #include <vector>
@@ -25,7 +26,9 @@ Json end_json(const TestReport& report);
 
 class JsonReporter final : public Reporter {
  public:
-  JsonReporter(std::ostream& out, bool stream_events) : out_(out), stream_events_(stream_events) {}
+  // `test`: a server's number for the test, carried by each event and the document (0: none).
+  JsonReporter(std::ostream& out, bool stream_events, std::uint64_t test = 0)
+      : out_(out), stream_events_(stream_events), test_(test) {}
   void start(const StartInfo& start) override;
   void interval(const stats::IntervalRecord& record) override;
   // --json-stream: a "with_interval" event, {"workload": N, "interval": {...}}.
@@ -35,9 +38,12 @@ class JsonReporter final : public Reporter {
 
  private:
   void emit(const char* event, Json data);
+  // {"test" (a server's), "start", "intervals", "end"}, the last three empty.
+  Json new_document() const;
 
   std::ostream& out_;
   bool stream_events_;
+  std::uint64_t test_;
   bool local_is_sender_ = true;
   bool udp_ = false;
   std::map<std::size_t, std::vector<std::uint32_t>> with_retransmits_;  // each other workload's

@@ -2,6 +2,7 @@
 // Owner: the control thread; it is called for each event in order, never concurrently.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -16,6 +17,10 @@ using config::OutputFormat;
 struct ReporterOptions {
   bool verbose = false;            // -v: per-connection lines whatever the count (else up to 4)
   char unit = 'a';                 // -f
+  // A server's test: its number there, which each JSON event and document carries, and the
+  // "[#7 192.0.2.5:41234] " every text line begins with. 0 and empty: a client's own report.
+  std::uint64_t test = 0;
+  std::string line_prefix;
 };
 
 class Reporter {

@@ -111,6 +111,16 @@ std::string test_text(const StartInfo& start) {
 
 }  // namespace
 
+namespace {
+std::ostream& prefixed_or(std::optional<PrefixedLines>& prefixed, std::ostream& out, const std::string& prefix) {
+  if (prefix.empty()) return out;
+  return prefixed.emplace(out, prefix).stream();
+}
+}  // namespace
+
+TextReporter::TextReporter(std::ostream& out, ReporterOptions options)
+    : out_(prefixed_or(prefixed_, out, options.line_prefix)), options_(std::move(options)) {}
+
 void TextReporter::start(const StartInfo& start) {
   start_ = start;
   // Decided per test: a server's own configuration does not know how many connections come.

@@ -2,17 +2,20 @@
 // sender and receiver sums, balance across connections, CPU and TCP_INFO.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "report/prefixed_lines.hpp"
 #include "report/reporter.hpp"
 
 namespace testio::report {
 
 class TextReporter final : public Reporter {
  public:
-  TextReporter(std::ostream& out, ReporterOptions options) : out_(out), options_(options) {}
+  // Each line goes to `out` through options.line_prefix when it has one.
+  TextReporter(std::ostream& out, ReporterOptions options);
   void start(const StartInfo& start) override;
   void interval(const stats::IntervalRecord& record) override;
   void end(const TestReport& report) override;
@@ -24,6 +27,7 @@ class TextReporter final : public Reporter {
   void section(const std::string& heading, const TestReport& report);
   std::string host_lines(const TestReport& report, std::uint64_t moved) const;
 
+  std::optional<PrefixedLines> prefixed_;  // declared first: out_ may be its stream
   std::ostream& out_;
   ReporterOptions options_;
   StartInfo start_;

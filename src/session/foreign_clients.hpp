@@ -17,24 +17,9 @@
 #include <asio/ip/udp.hpp>
 
 #include "metrics/server_metrics.hpp"
+#include "session/test_slots.hpp"
 
 namespace testio::session {
-
-// Tests running or being set up, against --max-tests. Owner: the control thread.
-struct TestSlots {
-  std::uint32_t taken = 0;
-  std::uint32_t max = 1;
-  std::uint64_t busy_refusals = 0;  // for --metrics
-  bool try_take() noexcept {
-    if (taken >= max) {
-      ++busy_refusals;
-      return false;
-    }
-    ++taken;
-    return true;
-  }
-  void release() noexcept { --taken; }
-};
 
 class ForeignClients {
  public:

@@ -7,7 +7,6 @@
 #include <array>
 #include <chrono>
 #include <csignal>
-#include <random>
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
@@ -40,24 +39,7 @@ std::string peer_of(const tcp::socket& socket) {
   return ec ? std::string("unknown peer") : control::endpoint_text(endpoint);
 }
 
-// Best effort: the peer may already be gone, and the reason is logged on our side anyway.
-asio::awaitable<void> send_error(control::ControlChannel& control, const std::string& message,
-                                 const std::string& code) {
-  try {
-    co_await control.write(control::error_message(message, code));
-  } catch (const std::exception&) {
-  }
-}
-
 }  // namespace
-
-void check_request(const spec::TestSpec& spec, const spec::Limits& limits) {
-  try {
-    workloads::check(spec, limits);
-  } catch (const spec::SpecError& error) {
-    throw control::ProtocolError(std::string("invalid test request: ") + error.what());
-  }
-}
 
 Server::Server(asio::io_context& io, const config::Config& config, metrics::ServerMetrics& metrics,
                ForeignClients* foreign)
@@ -67,6 +49,7 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
       acceptor_(open_acceptor(io, config)),
       allowed_(net::AccessList::parse(config.allow)),
       foreign_(foreign),
+      slots_(config.limits.max_tests, config.limits.max_server_connections, config.limits.queue),
       log_(io.get_executor()),
       udp_door_(io, acceptor_.local_endpoint(), config, allowed_,
                 [this](std::uint64_t id) {
@@ -74,7 +57,6 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
                   return test == tests_.end() ? nullptr : test->second.get();
                 },
                 foreign, log_) {
-  slots_.max = config.limits.max_tests;
   if (!config.file.empty()) served_file_.emplace(config.file);
   if (!config.psk_file.empty()) {
     bool readable_by_others = false;
@@ -89,19 +71,6 @@ void Server::stop() noexcept {
   acceptor_.close(ignored);
   udp_door_.close();
   if (foreign_) foreign_->stop();
-}
-
-std::uint64_t Server::new_test_id() {
-  // The id is what lets a data connection join a test: unguessable, so nobody else's can.
-  static std::mt19937_64 generator{std::random_device{}()};
-  std::uint64_t id = 0;
-  while (id == 0 || tests_.count(id)) id = generator();
-  return id;
-}
-
-void Server::note_concurrency() noexcept {
-  std::uint32_t beside = tests_.empty() ? 0 : static_cast<std::uint32_t>(tests_.size() - 1);
-  for (auto& [id, test] : tests_) test->note_tests_beside(beside);
 }
 
 asio::awaitable<void> Server::serve() {
@@ -259,120 +228,6 @@ void Server::handle_data(tcp::socket socket, const control::Preamble& preamble) 
   }
   std::string refusal = test->second->attach(preamble.stream, std::move(socket));
   if (!refusal.empty()) log_.warn("data refused", "data connection from " + peer + ": " + refusal + "; closed");
-}
-
-asio::awaitable<control::TestRequest> Server::read_request(control::ControlChannel& control) {
-  control::ServerHello hello;
-  hello.server_version = TESTIO_VERSION;
-  if (key_) {
-    hello.auth = "hmac-sha256";
-    hello.nonce = control::make_nonce();
-  }
-  co_await control.write(control::to_json(hello));
-  const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(std::max(config_.limits.handshake_timeout_s, 1.0)));
-  nlohmann::json message = co_await control.read(limit);
-  control::TestRequest request;
-  try {
-    request = control::parse_test_request(message);
-  } catch (const control::ProtocolError& error) {
-    throw control::ProtocolError(std::string("invalid test request: ") + error.what());
-  }
-  // The key first: a client without it learns nothing of what this server accepts.
-  if (key_ && !control::auth_matches(control::auth_response(*key_, hello.nonce), request.auth))
-    throw control::AuthError(request.auth.empty() ? "authentication failed: this server requires a key (--psk-file)"
-                                                  : "authentication failed: wrong key");
-  check_request(request.spec, config_.limits);
-  co_return request;
-}
-
-std::shared_ptr<ServerTest> Server::admit(control::TestRequest request, const asio::ip::address& peer,
-                                          const asio::ip::address& local) {
-  workloads::ServerResources resources;
-  resources.served_file = served_file_ ? &*served_file_ : nullptr;
-  TestParts parts(request.spec, [&](std::size_t, const spec::TestSpec& spec) {
-    return workloads::of(spec).server(spec, resources);
-  });
-  // A server that cannot run the engine asked for says so instead of accepting.
-  for (const TestPart& part : parts) {
-    const bool zerocopy_sends = part.layout.reverse && part.spec.send_mode == spec::SendMode::zerocopy;
-    if (std::string reason = engines::unusable_reason(part.spec.engine, zerocopy_sends); !reason.empty())
-      throw std::runtime_error(reason);
-    check_descriptors(part.spec, part.layout, workloads::Side::server, part.threads);
-  }
-  const spec::TestSpec& spec = request.spec;
-  std::vector<std::uint32_t> cpus = config_.spec.cpus.empty() ? spec.cpus : config_.spec.cpus;
-  auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(parts),
-                                           std::move(cpus), peer, local);
-  tests_.emplace(test->id(), test);
-  note_concurrency();
-  return test;
-}
-
-asio::awaitable<void> Server::handle_control(tcp::socket socket) {
-  control::ControlChannel control(std::move(socket), config_.limits.max_frame);
-  const std::string peer = control.peer();
-  if (!slots_.try_take()) {
-    spdlog::info("refused a test from {}: busy", peer);
-    std::string message = config_.limits.max_tests == 1
-                              ? "the server is busy running a test; try again later"
-                              : "the server is busy running " + std::to_string(config_.limits.max_tests) +
-                                    " tests; try again later";
-    co_await send_error(control, message, "busy");
-    co_return;
-  }
-  // The slot was taken before the first co_await, so no other client can slip in meanwhile.
-  bool succeeded = false;
-  std::uint64_t id = 0;
-  std::string ended;    // why the test ended early, for the log and the report
-  std::string failure;  // sent to the client after the catch: no co_await inside a handler
-  std::string code = "failed";
-  std::shared_ptr<ServerTest> test;
-  try {
-    control::TestRequest request = co_await read_request(control);
-    const std::uint64_t arrived_ns = stats::realtime_ns();
-    spdlog::info("test from {}: {}", peer, workloads::describe(request.spec));
-    asio::error_code ignored;
-    test = admit(std::move(request), control.socket().remote_endpoint(ignored).address(),
-                 control.socket().local_endpoint(ignored).address());
-    id = test->id();
-    test->note_request_arrival(arrived_ns);
-    const std::unique_ptr<ServerPeer> client = testio_server_peer(control);
-    succeeded = co_await test->run(*client, reporter_);
-    spdlog::info("test from {} finished", peer);
-  } catch (const control::PeerError& error) {
-    ended = std::string("the client ended the test: ") + error.what();
-  } catch (const std::system_error& error) {
-    ended = "the client went away (" + error.code().message() + ")";
-  } catch (const control::AuthError& error) {
-    ended = failure = error.what();
-    code = "auth";
-    reporter_.refused(metrics::Refusal::auth);
-  } catch (const control::ProtocolError& error) {
-    ended = failure = error.what();
-    if (!id) reporter_.refused(metrics::Refusal::invalid);
-  } catch (const std::exception& error) {
-    ended = failure = error.what();
-    if (!id) reporter_.refused(metrics::Refusal::unsupported);  // the workload or the engine cannot run it here
-  }
-  if (id) reporter_.served(metrics::Protocol::testio, succeeded);
-  if (test && !test->reported()) {
-    auto [received, sent] = test->bytes_so_far();
-    reporter_.count_unreported(received, sent);
-  }
-  if (!ended.empty()) {
-    spdlog::warn("test from {} ended: {}", peer, ended);
-    if (id) reporter_.error(ended);  // only a test that got under way has a report to close
-  }
-  if (!failure.empty()) co_await send_error(control, failure, code);
-  tests_.erase(id);
-  slots_.release();
-  // What the test's control thread allocated (intervals, frames) goes back to the kernel too.
-  if (tests_.empty()) ::malloc_trim(0);
-  if (config_.one_off) {
-    exit_code_ = succeeded ? 0 : 1;
-    stop();
-  }
 }
 
 int run_server(const config::Config& config, metrics::ServerMetrics& metrics, ForeignClients* foreign) {

@@ -26,6 +26,10 @@ constexpr auto kHandshakeLimit = 10s;
 constexpr auto kResultsLimit = 60s;  // receivers drain what is still in flight, then answer
 constexpr auto kWindowGrace = 30s;   // beyond -O + -t before the client gives up on its streams
 
+std::chrono::steady_clock::duration seconds(double count) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(count));
+}
+
 asio::awaitable<void> send_preamble(tcp::socket& socket, const control::Preamble& preamble) {
   control::PreambleBytes bytes = control::encode_preamble(preamble);
   co_await control::within(asio::async_write(socket, asio::buffer(bytes), asio::use_awaitable), kHandshakeLimit,
@@ -109,7 +113,7 @@ class TestioPeer : public ClientPeer {
   std::string describe(const std::exception& error) const override;
 
  private:
-  asio::awaitable<nlohmann::json> read_before_start();
+  asio::awaitable<nlohmann::json> read_before_start(std::chrono::steady_clock::duration limit = kHandshakeLimit);
 
   const config::Config& config_;
   std::optional<control::ControlChannel> control_;
@@ -131,10 +135,17 @@ asio::awaitable<PeerPath> TestioPeer::handshake(const spec::TestSpec& spec, unsi
   control_.emplace(std::move(socket), config_.limits.max_result_frame);
   spdlog::info("connected to {}", control_->peer());
   const control::ServerHello hello = hello_or_refusal(co_await read_before_start());
-  const control::TestRequest request{spec, threads, TESTIO_VERSION, answer_challenge(hello, config_)};
+  const control::TestRequest request{spec, threads, TESTIO_VERSION, answer_challenge(hello, config_),
+                                     config_.max_wait_s};
   const std::uint64_t asked_ns = stats::realtime_ns();
   co_await control_->write(control::to_json(request));
+  control_->keep_alive(seconds(config_.stall_timeout_s));
   nlohmann::json answer = co_await read_before_start();
+  if (std::optional<std::uint32_t> ahead = control::queued_ahead(answer)) {
+    spdlog::warn("waiting for the server: {} {} ahead", *ahead, *ahead == 1 ? "test" : "tests");
+    // The server answers when a slot frees or the wait is over; the margin is for its word to come.
+    answer = co_await read_before_start(seconds(config_.max_wait_s) + kHandshakeLimit);
+  }
   const std::uint64_t answered_ns = stats::realtime_ns();
   try {
     accepted_ = control::parse_test_accepted(answer, config_.limits);
@@ -146,9 +157,9 @@ asio::awaitable<PeerPath> TestioPeer::handshake(const spec::TestSpec& spec, unsi
 }
 
 // A frame of the handshake; a close before the test started says so, not that it "ended early".
-asio::awaitable<nlohmann::json> TestioPeer::read_before_start() {
+asio::awaitable<nlohmann::json> TestioPeer::read_before_start(std::chrono::steady_clock::duration limit) {
   try {
-    co_return co_await control_->read(kHandshakeLimit);
+    co_return co_await control_->read(limit);
   } catch (const std::system_error& error) {
     if (error.code() != asio::error::eof && error.code() != asio::error::connection_reset) throw;
     throw std::runtime_error("the server closed the connection before the test started");

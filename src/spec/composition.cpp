@@ -85,7 +85,7 @@ void check_composition(const TestSpec& test, const Limits& limits) {
   }
   if (connections > limits.max_connections)
     throw SpecError("the workloads open " + std::to_string(connections) + " connections together, above the cap of " +
-                    std::to_string(limits.max_connections));
+                    std::to_string(limits.max_connections) + " (--max-connections)");
 }
 
 }  // namespace testio::spec

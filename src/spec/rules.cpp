@@ -26,10 +26,10 @@ void check_connections(const TestSpec& spec, const Limits& limits) {
   if (spec.connections == 0) refuse("the connection count must be at least 1");
   if (spec.connections > limits.max_connections)
     refuse("the connection count " + std::to_string(spec.connections) + " is above the cap of " +
-           std::to_string(limits.max_connections));
+           std::to_string(limits.max_connections) + " (--max-connections)");
   if (spec.direction == Direction::bidir && spec.connections > limits.max_connections / 2)
     refuse("--bidir opens twice the connection count: at most " + std::to_string(limits.max_connections / 2) +
-           " each way");
+           " each way (--max-connections " + std::to_string(limits.max_connections) + ")");
   if (spec.threads > limits.max_threads)
     refuse("-T " + std::to_string(spec.threads) + " is above the cap of " + std::to_string(limits.max_threads) +
            " threads");

@@ -54,6 +54,9 @@ struct Limits {
   std::uint32_t max_frame = 64 * 1024;         // control frame body
   std::uint32_t max_threads = 256;
   std::uint32_t max_tests = 1;                 // server: tests running at once (--max-tests)
+  std::uint32_t max_tests_per_peer = 0;        // server: ... running or waiting from one address (0: no cap)
+  std::uint32_t max_server_connections = 0;    // server: data connections of all its tests at once (0: no cap)
+  std::uint32_t queue = 16;                    // server: tests waiting for a slot (--queue)
   std::uint32_t max_pending = 1024;            // server: connections still in their handshake
   std::uint32_t max_pending_per_peer = 32;     // ... from one address, beyond its running tests' own
   double handshake_timeout_s = 5.0;            // server: silence allowed before the preamble/request

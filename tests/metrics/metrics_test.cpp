@@ -83,15 +83,29 @@ TEST(ServerMetrics, CountsBytesAndEachPeersLastTest) {
     void interval(const stats::IntervalRecord&) override {}
     void end(const report::TestReport&) override {}
     void error(const std::string&) override {}
-  } silent;
-  ServerMetrics metrics(silent);
+  };
+  ServerMetrics metrics([](const report::ReporterOptions&) { return std::make_unique<Silent>(); });
   report::TestReport report = two_way_report();
   report.start.from_client = false;  // the server's view: it received the forward direction
   report.start.local_is_sender = false;
   std::const_pointer_cast<report::TestReport>(report.bidir_reverse)->start.from_client = false;
   std::const_pointer_cast<report::TestReport>(report.bidir_reverse)->start.local_is_sender = true;
   report.start.peer = "[2001:db8::7]:41234";
-  metrics.end(report);
+  std::unique_ptr<ServedTestReport> first = metrics.test_report(report.start.peer);
+  std::unique_ptr<ServedTestReport> second = metrics.test_report("192.0.2.9:5000");
+  EXPECT_EQ(first->number(), 1u);
+  EXPECT_EQ(second->number(), 2u);
+  stats::IntervalRecord interval;
+  interval.end_s = 0.5;
+  interval.streams.resize(1);
+  interval.streams[0].bytes = 1000;
+  second->interval(interval);
+  EXPECT_NE(metrics.exposition({2, 0}).find("testio_test_interval_bytes_per_second{peer=\"192.0.2.9\",test=\"2\"} 2000\n"),
+            std::string::npos)
+      << metrics.exposition({2, 0});
+  second.reset();  // a test that ended has no series
+  EXPECT_EQ(metrics.exposition({1, 0}).find("test=\"2\""), std::string::npos);
+  first->end(report);
   metrics.served(Protocol::testio, true);
   metrics.refused(Refusal::auth);
   const std::string text = metrics.exposition({1, 2});

@@ -83,6 +83,11 @@ class Server:
     def wait_log(self, text, limit=20, count=1):
         wait_until(lambda: self.stderr().count(text) >= count, limit, f"the server to log {text!r}")
 
+    def wait_for_tests(self, count=1, limit=20):
+        """Until the server has logged the requests of `count` testio tests ("test #N from PEER: ...")."""
+        wait_until(lambda: len(re.findall(r"test #\d+ from \S+: ", self.stderr())) >= count, limit,
+                   f"the server to log {count} test requests")
+
     def wait_for_reports(self, count=1):
         """Until the server has written the reports of `count` tests. It answers the client with
         its results first, so a client that has ended does not mean the server's report is out;
@@ -187,7 +192,7 @@ def connect(port, timeout=10):
 
 
 PREAMBLE_MAGIC = b"\x9etio"
-PROTOCOL_VERSION = 4  # src/control/protocol.hpp's kProtocolVersion
+PROTOCOL_VERSION = 5  # src/control/protocol.hpp's kProtocolVersion
 
 
 def preamble(kind=b"C", version=PROTOCOL_VERSION, test_id=0, stream=0):

@@ -144,7 +144,7 @@ def sigint_in_an_idle_phase_ends_every_workload_with_its_counts():
     report is one document marked incomplete, and the server takes the next test."""
     with Server() as server:
         process = harness.start_client(server, "--latency", "--phase-time", "3", "--latency-kinds", "udp", "--json")
-        harness.wait_until(lambda: "test from" in server.stderr() or process.poll() is not None, 10,
+        harness.wait_until(lambda: "test #" in server.stderr() or process.poll() is not None, 10,
                            "the test to start")
         time.sleep(1)
         out, _ = harness.interrupt_client(process)

@@ -10,6 +10,14 @@
 namespace testio::report {
 namespace {
 
+ReporterOptions options(bool verbose, char unit) {
+  ReporterOptions options;
+  options.verbose = verbose;
+  options.unit = unit;
+  return options;
+}
+
+
 stats::IntervalRecord record(double start, double end, bool omitted, std::vector<std::uint64_t> bytes) {
   stats::IntervalRecord r;
   r.start_s = start;
@@ -95,7 +103,7 @@ TEST(JsonReporter, StreamEmitsOneLinePerEvent) {
 
 TEST(TextReporter, ShowsOmittedIntervalsAndForcedUnits) {
   std::ostringstream out;
-  TextReporter reporter(out, {true, 'm'});
+  TextReporter reporter(out, options(true, 'm'));
   TestReport report = two_stream_report();
   reporter.start(report.start);
   reporter.interval(report.sender.intervals[0]);
@@ -113,7 +121,7 @@ TEST(TextReporter, ManyConnectionsGetSumsOnlyUnlessVerbose) {
   stats::IntervalRecord interval = record(0, 1, false, {1, 2, 3, 4, 5, 6, 7, 8});
   for (bool verbose : {false, true}) {
     std::ostringstream out;
-    TextReporter reporter(out, {verbose, 'a'});
+    TextReporter reporter(out, options(verbose, 'a'));
     reporter.start(report.start);
     reporter.interval(interval);
     EXPECT_EQ(out.str().find("[    1] 0.00-1.00"), verbose ? out.str().find("[    1]") : std::string::npos)
@@ -159,7 +167,7 @@ TEST(HostReport, TextAndJsonShowNicsAndCores) {
   report.sender.intervals[0].nics[1].moved.tx_bytes = 250'000'000;
   report.sender.cores = {{0, 0.5, 0.1}, {1, 0.25, 0}};
   std::ostringstream text;
-  TextReporter reporter(text, {true, 'm'});
+  TextReporter reporter(text, options(true, 'm'));
   reporter.start(report.start);
   reporter.interval(report.sender.intervals[0]);
   reporter.end(report);
@@ -193,7 +201,7 @@ TEST(ReceiveZeroCopy, ShareShowsOnTheReceiverInJsonAndText) {
   EXPECT_DOUBLE_EQ(received["zero_copy_share"].get<double>(), 0.5);
 
   std::ostringstream out;
-  TextReporter reporter(out, {false, 'a'});
+  TextReporter reporter(out, options(false, 'a'));
   reporter.start(report.start);
   reporter.end(report);
   EXPECT_NE(out.str().find("mmap: 50.0% of "), std::string::npos) << out.str();
@@ -203,7 +211,7 @@ TEST(ReceiveZeroCopy, ShareShowsOnTheReceiverInJsonAndText) {
   report.receiver.totals[0].recv_zerocopy_bytes = 0;
   report.receiver.totals[0].recv_copied_bytes = 1500;
   std::ostringstream fell_back;
-  TextReporter again(fell_back, {false, 'a'});
+  TextReporter again(fell_back, options(false, 'a'));
   again.start(report.start);
   again.end(report);
   EXPECT_NE(fell_back.str().find("splice: 0.0% of "), std::string::npos) << fell_back.str();

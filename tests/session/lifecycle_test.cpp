@@ -72,6 +72,19 @@ class QuietLog : public ::testing::Environment {
 };
 const auto* const quiet_log = ::testing::AddGlobalTestEnvironment(new QuietLog);
 
+// Each of a server's test reports, passed to the one reporter a test watches.
+class Forwarding final : public report::Reporter {
+ public:
+  explicit Forwarding(report::Reporter& to) : to_(to) {}
+  void start(const report::StartInfo& start) override { to_.start(start); }
+  void interval(const stats::IntervalRecord& record) override { to_.interval(record); }
+  void end(const report::TestReport& report) override { to_.end(report); }
+  void error(const std::string& message) override { to_.error(message); }
+
+ private:
+  report::Reporter& to_;
+};
+
 // testio -s on 127.0.0.1 and a kernel-chosen port, on a thread of its own.
 class LocalServer {
  public:
@@ -97,7 +110,9 @@ class LocalServer {
   asio::io_context io_{1};
   config::Config config_;
   CapturingReporter reporter_;
-  metrics::ServerMetrics metrics_{reporter_};
+  metrics::ServerMetrics metrics_{[this](const report::ReporterOptions&) {
+    return std::make_unique<Forwarding>(reporter_);
+  }};
   std::unique_ptr<Server> server_;
   std::uint16_t port_ = 0;
   std::thread thread_;
@@ -225,7 +240,8 @@ TEST(Lifecycles, ARequestBreakingTheServersCapsIsRefusedBeforeAnyDataMoves) {
   EXPECT_EQ(run_client(client_of(server, timed(3)), client, std::cout), 1);
   ASSERT_EQ(client.errors().size(), 1u);
   EXPECT_EQ(client.errors()[0],
-            "the server refused the test: invalid test request: the connection count 3 is above the cap of 2");
+            "the server refused the test: invalid test request: the connection count 3 is above the cap of 2 "
+            "(--max-connections)");
   EXPECT_FALSE(client.ended());
 }
 
