@@ -218,5 +218,32 @@ TEST(ReceiveZeroCopy, ShareShowsOnTheReceiverInJsonAndText) {
   EXPECT_NE(fell_back.str().find("recv_into read it"), std::string::npos) << fell_back.str();
 }
 
+TEST(ServedTestReports, TextLinesCarryThePrefixAndJsonTheTestsNumber) {
+  std::ostringstream out;
+  ReporterOptions options;
+  options.line_prefix = "[#7 192.0.2.5:41234] ";
+  options.test = 7;
+  TestReport report = two_stream_report();
+  {
+    TextReporter text(out, options);
+    text.start(report.start);
+    text.interval(report.sender.intervals[0]);
+    text.end(report);
+  }
+  std::istringstream lines(out.str());
+  std::size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count)
+    EXPECT_EQ(line.rfind("[#7 192.0.2.5:41234] ", 0), 0u) << line;
+  EXPECT_GT(count, 1u);
+
+  std::ostringstream events, document;
+  JsonReporter stream(events, true, 7);
+  stream.start(report.start);
+  EXPECT_EQ(Json::parse(events.str().substr(0, events.str().find('\n')))["test"], 7);
+  JsonReporter whole(document, false, 7);
+  whole.error("the peer stopped for 10 s");
+  EXPECT_EQ(Json::parse(document.str())["test"], 7);
+}
+
 }  // namespace
 }  // namespace testio::report
