@@ -112,6 +112,18 @@ and speaks iperf3's protocol both ways: stock iperf3 clients against
 and
 .B testio \-c \-\-iperf3
 against a stock iperf3 server.
+.PP
+A server runs
+.B \-\-max\-tests
+tests at once (default 1) and queues up to
+.B \-\-queue
+more (default 16): a waiting client says how many tests are ahead and starts in its turn, for up to
+.B \-\-max\-wait
+seconds. Each line of the server's report begins with the test's number and peer, as
+.IR "[#7 192.0.2.5:41234]" .
+Both sides say they are alive every second; a peer silent for
+.B \-\-stall\-timeout
+seconds (default 10) has stopped, and its test ends on both sides.
 )";
 
 const char* const kTail = R"(.SH EXIT STATUS
@@ -121,6 +133,7 @@ stderr; stdout carries only the report.
 .SH EXAMPLES
 .nf
 testio \-s
+testio \-s \-\-max\-tests 64 \-\-max\-tests\-per\-peer 2
 testio \-c server.example 32 \-t 30
 testio \-c server.example 8 \-R \-\-json
 testio \-c server.example \-u 8 \-b 1G
