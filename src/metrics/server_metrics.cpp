@@ -118,6 +118,7 @@ std::string ServerMetrics::exposition(const ServerState& state) const {
     out.sample(static_cast<double>(count), {{"reason", kRefusalNames[i]}});
   }
   out.single("testio_tests_running", G::gauge, "Tests running or being set up", state.tests_running);
+  out.single("testio_tests_waiting", G::gauge, "Tests waiting in the queue for a slot (--queue)", state.tests_waiting);
   out.single("testio_received_bytes_total", G::counter, "Bytes received by tests (omitted seconds included)",
              static_cast<double>(received_bytes_ + state.live_received_bytes));
   out.single("testio_sent_bytes_total", G::counter, "Bytes sent by tests (omitted seconds included)",

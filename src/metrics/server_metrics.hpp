@@ -24,6 +24,7 @@ inline constexpr std::size_t kProtocols = 3;
 // What only the server knows when it is scraped.
 struct ServerState {
   std::uint32_t tests_running = 0;
+  std::uint32_t tests_waiting = 0;  // in the queue for a slot
   std::uint64_t busy_refusals = 0;  // counted by the slots both protocols share
   std::uint64_t live_received_bytes = 0, live_sent_bytes = 0;  // of tests not yet reported, either protocol
 };

@@ -9,7 +9,7 @@
 namespace testio::session {
 
 std::string Server::metrics_text() const {
-  metrics::ServerState state{slots_.taken(), slots_.busy_refusals()};
+  metrics::ServerState state{slots_.taken(), slots_.waiting(), slots_.busy_refusals()};
   for (const auto& [id, test] : tests_) {
     auto [received, sent] = test->bytes_so_far();
     state.live_received_bytes += received;

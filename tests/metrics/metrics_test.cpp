@@ -108,13 +108,14 @@ TEST(ServerMetrics, CountsBytesAndEachPeersLastTest) {
   first->end(report);
   metrics.served(Protocol::testio, true);
   metrics.refused(Refusal::auth);
-  const std::string text = metrics.exposition({1, 2});
+  const std::string text = metrics.exposition({1, 3, 2});
   EXPECT_NE(text.find("testio_received_bytes_total 4000\n"), std::string::npos) << text;
   EXPECT_NE(text.find("testio_sent_bytes_total 4000\n"), std::string::npos) << text;
   EXPECT_NE(text.find("{peer=\"2001:db8::7\",direction=\"forward\"} 4000\n"), std::string::npos) << text;
   EXPECT_NE(text.find("testio_tests_refused_total{reason=\"busy\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("testio_tests_refused_total{reason=\"auth\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("testio_tests_running 1\n"), std::string::npos);
+  EXPECT_NE(text.find("testio_tests_waiting 3\n"), std::string::npos);
   EXPECT_EQ(address_of("192.0.2.7:5201"), "192.0.2.7");
 }
 
