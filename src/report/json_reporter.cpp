@@ -319,11 +319,8 @@ json end_json(const TestReport& report) {
 }
 
 Json JsonReporter::new_document() const {
-  Json document = json::object();
-  if (test_) document["test"] = test_;
-  document["start"] = json::object();
-  document["intervals"] = json::array();
-  document["end"] = json::object();
+  Json document = test_ ? json{{"test", test_}} : json::object();
+  document.update(json{{"start", json::object()}, {"intervals", json::array()}, {"end", json::object()}});
   return document;
 }
 
