@@ -156,13 +156,17 @@ TEST(Loopback, IPv6) {
   expect_equal_counts(run(client(server, {"2", "-n", "10M"}, "::1")), 2);
 }
 
-TEST(Loopback, BusyServerRefusesASecondClient) {
+TEST(Loopback, ABusyServerQueuesASecondClientOrSaysBusyToOneThatWillNotWait) {
   Server server;
   ChildProcess first(client(server, {"2", "-t", "3"}));
-  ASSERT_TRUE(server.process().wait_for_err("test from", 10s));
-  Result second = run(client(server, {"1", "-t", "1"}));
-  EXPECT_EQ(second.code, 1);
-  EXPECT_NE(second.err.find("busy"), std::string::npos) << second.err;
+  ASSERT_TRUE(server.process().wait_for_err("test #1 from", 10s));
+  Result impatient = run(client(server, {"1", "-t", "1", "--max-wait", "0"}));
+  EXPECT_EQ(impatient.code, 1);
+  EXPECT_NE(impatient.err.find("busy"), std::string::npos) << impatient.err;
+  EXPECT_NE(impatient.err.find("--max-wait"), std::string::npos) << impatient.err;
+  Result queued = run(client(server, {"1", "-t", "1"}));
+  EXPECT_EQ(queued.code, 0) << queued.err;
+  EXPECT_NE(queued.err.find("waiting for the server: 1 test ahead"), std::string::npos) << queued.err;
   std::optional<int> code = first.wait(30s);
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 0) << first.err();
@@ -171,7 +175,7 @@ TEST(Loopback, BusyServerRefusesASecondClient) {
 TEST(Loopback, ClientKilledMidTestThenANewTestSucceeds) {
   Server server;
   ChildProcess victim(client(server, {"4", "-t", "20"}));
-  ASSERT_TRUE(server.process().wait_for_err("test from", 10s));
+  ASSERT_TRUE(server.process().wait_for_err("test #1 from", 10s));
   std::this_thread::sleep_for(500ms);
   victim.signal(SIGKILL);
   ASSERT_TRUE(victim.wait(10s).has_value());
@@ -182,7 +186,7 @@ TEST(Loopback, ClientKilledMidTestThenANewTestSucceeds) {
 TEST(Loopback, ServerKilledMidTestEndsTheClientWithAMessage) {
   Server server;
   ChildProcess victim(client(server, {"2", "-t", "20"}));
-  ASSERT_TRUE(server.process().wait_for_err("test from", 10s));
+  ASSERT_TRUE(server.process().wait_for_err("test #1 from", 10s));
   std::this_thread::sleep_for(500ms);
   server.process().signal(SIGKILL);
   std::optional<int> code = victim.wait(30s);
