@@ -203,6 +203,8 @@ std::string TestioPeer::describe(const std::exception& error) const {
   if (auto* system = dynamic_cast<const std::system_error*>(&error)) {
     if (system->code() == asio::error::eof || system->code() == asio::error::connection_reset)
       return "the server closed the control connection: the test ended early";
+    if (system->code() == asio::error::broken_pipe)  // a stopped client woken after the server gave up on it
+      return "the server closed the connection: the test ended early";
     return system->code().message();
   }
   if (dynamic_cast<const control::PeerError*>(&error)) return std::string("the server ended the test: ") + error.what();
