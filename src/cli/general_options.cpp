@@ -67,9 +67,14 @@ void fill_limits(const ParsedOptions& args, config::Config& config, GivenOptions
   limits.handshake_timeout_s = util::parse_seconds(args.value("handshake-timeout"), "--handshake-timeout");
   limits.max_pending_per_peer = parse_u32(args.value("max-pending-per-peer"), "--max-pending-per-peer");
   limits.queue = parse_u32(args.value("queue"), "--queue");
-  if (auto cap = typed(args, "max-tests-per-peer")) limits.max_tests_per_peer = parse_u32(*cap, "--max-tests-per-peer");
-  if (auto cap = typed(args, "max-server-connections"))
+  if (auto cap = typed(args, "max-tests-per-peer")) {
+    limits.max_tests_per_peer = parse_u32(*cap, "--max-tests-per-peer");
+    if (!limits.max_tests_per_peer) throw UsageError("--max-tests-per-peer must be between 1 and --max-tests");
+  }
+  if (auto cap = typed(args, "max-server-connections")) {
     limits.max_server_connections = parse_u32(*cap, "--max-server-connections");
+    if (!limits.max_server_connections) throw UsageError("--max-server-connections must be between 1 and 1048576");
+  }
   config.stall_timeout_s = util::parse_seconds(args.value("stall-timeout"), "--stall-timeout");
   config.max_wait_s = util::parse_seconds(args.value("max-wait"), "--max-wait");
   given.max_wait = args.count("max-wait") > 0;
@@ -138,7 +143,8 @@ void check_limits(const config::Config& config) {
   if (limits.queue > 4096) throw UsageError("--queue must be between 0 and 4096");
   if (limits.max_tests_per_peer > limits.max_tests)
     throw UsageError("--max-tests-per-peer must be between 1 and --max-tests (" + std::to_string(limits.max_tests) + ")");
-  if (limits.max_server_connections > 1u << 20) throw UsageError("--max-server-connections must be at most 1048576");
+  if (limits.max_server_connections > 1u << 20)
+    throw UsageError("--max-server-connections must be between 1 and 1048576");
   if (config.stall_timeout_s != 0 && (config.stall_timeout_s < 2 || config.stall_timeout_s > 86400))
     throw UsageError("--stall-timeout must be 0 (never) or between 2 and 86400 seconds");
   if (config.max_wait_s > 86400) throw UsageError("--max-wait must be between 0 and 86400 seconds");

@@ -1,6 +1,7 @@
 #include "control/channel.hpp"
 
 #include <array>
+#include <optional>
 
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/steady_timer.hpp>
@@ -51,19 +52,41 @@ ControlChannel::~ControlChannel() { alive_.reset(); }
 
 asio::awaitable<nlohmann::json> ControlChannel::read(std::chrono::steady_clock::duration limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::array<char, 64 * 1024> chunk;  // the figures of thousands of connections arrive in MBs
   for (;;) {
+    if (std::optional<nlohmann::json> message = buffered_frame()) {
+      if (is_alive(*message)) continue;
+      co_return std::move(*message);
+    }
     const auto left = std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{});
-    // Each frame, a heartbeat too, restarts the stall limit; the overall limit runs on.
+    // Any bytes restart the stall limit (a big frame arriving slowly is a living peer); the
+    // overall limit runs on.
     const bool stall_first = stall_.count() > 0 && stall_ < left;
-    nlohmann::json message;
+    std::size_t n = 0;
     try {
-      message = co_await within(read_unbounded(), stall_first ? stall_ : left, "waiting");
+      n = co_await within(socket_.async_read_some(asio::buffer(chunk), asio::use_awaitable),
+                          stall_first ? stall_ : left, "waiting");
     } catch (const TimeoutError&) {
       if (stall_first) throw StalledError("the peer stopped for " + whole_seconds(stall_) + " s");
       throw TimeoutError("waiting for the peer's control message timed out after " + whole_seconds(limit) + " s");
     }
-    if (!is_alive(message)) co_return message;
+    received_.append(chunk.data(), n);
   }
+}
+
+std::optional<nlohmann::json> ControlChannel::buffered_frame() {
+  DecodedFrame frame = decode_frame(received_, max_frame_);
+  switch (frame.status) {
+    case DecodedFrame::Status::ok:
+      received_.erase(0, frame.consumed);
+      return std::move(frame.message);
+    case DecodedFrame::Status::too_large:
+    case DecodedFrame::Status::malformed:
+      throw ProtocolError(frame.error);
+    case DecodedFrame::Status::need_more:
+      break;
+  }
+  return std::nullopt;
 }
 
 void ControlChannel::keep_alive(std::chrono::steady_clock::duration stall) {
@@ -83,42 +106,26 @@ void ControlChannel::schedule_beat() {
 }
 
 void ControlChannel::beat() {
-  if (writing_ || !unsent_.empty() || !socket_.is_open()) return;  // a frame on its way says as much
-  const std::string frame = encode_frame(alive_message());
+  if (*writes_ > 0 || !socket_.is_open()) return;  // a frame on its way says as much
+  // The rest of a beat the socket did not take whole goes first, never a new one beside it.
+  const std::string frame = unsent_.empty() ? encode_frame(alive_message()) : std::move(unsent_);
+  unsent_.clear();
   asio::error_code error;
   socket_.non_blocking(true, error);
   const std::size_t sent = socket_.send(asio::buffer(frame), 0, error);
-  if (error == asio::error::would_block) return;  // the peer reads nothing: nothing to add
-  if (!error && sent < frame.size()) unsent_ = frame.substr(sent);
-}
-
-asio::awaitable<nlohmann::json> ControlChannel::read_unbounded() {
-  std::array<char, 64 * 1024> chunk;  // the figures of thousands of connections arrive in MBs
-  for (;;) {
-    DecodedFrame frame = decode_frame(received_, max_frame_);
-    switch (frame.status) {
-      case DecodedFrame::Status::ok:
-        received_.erase(0, frame.consumed);
-        co_return std::move(frame.message);
-      case DecodedFrame::Status::too_large:
-      case DecodedFrame::Status::malformed:
-        throw ProtocolError(frame.error);
-      case DecodedFrame::Status::need_more:
-        break;
-    }
-    std::size_t n = co_await socket_.async_read_some(asio::buffer(chunk), asio::use_awaitable);
-    received_.append(chunk.data(), n);
-  }
+  if (error == asio::error::would_block) unsent_ = frame;  // the peer reads nothing: try again
+  else if (!error && sent < frame.size()) unsent_ = frame.substr(sent);
 }
 
 asio::awaitable<void> ControlChannel::write(nlohmann::json message) {
   std::string frame = std::move(unsent_) + encode_frame(message);
   unsent_.clear();
-  writing_ = true;
-  struct Done {
-    bool& writing;
-    ~Done() { writing = false; }
-  } done{writing_};
+  // Counted in an object of its own: a detached write (the client's stop) may outlive the channel.
+  struct Writing {
+    std::shared_ptr<int> writes;
+    explicit Writing(std::shared_ptr<int> count) : writes(std::move(count)) { ++*writes; }
+    ~Writing() { --*writes; }
+  } writing{writes_};
   co_await within(asio::async_write(socket_, asio::buffer(frame), asio::use_awaitable),
                   std::chrono::seconds(10), "sending a control message");
 }

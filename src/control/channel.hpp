@@ -102,9 +102,11 @@ class ControlChannel {
   std::string peer() const;
 
  private:
-  asio::awaitable<nlohmann::json> read_unbounded();
+  // The first whole frame of what has arrived, taken from it; nothing while it is incomplete.
+  // Throws ProtocolError for an oversized or malformed one.
+  std::optional<nlohmann::json> buffered_frame();
   // One heartbeat, unless a frame is being written; what the socket does not take at once goes
-  // out first with the next frame.
+  // out first, with the next beat or frame.
   void beat();
   void schedule_beat();
 
@@ -112,7 +114,7 @@ class ControlChannel {
   std::uint32_t max_frame_;
   std::string received_;
   std::chrono::steady_clock::duration stall_{};  // zero: no stall limit
-  bool writing_ = false;
+  std::shared_ptr<int> writes_ = std::make_shared<int>(0);  // frames being written now
   std::string unsent_;  // the rest of a heartbeat the socket did not take whole
   asio::steady_timer heartbeat_;
   std::shared_ptr<bool> alive_;  // the heartbeat's handler runs only while this channel exists

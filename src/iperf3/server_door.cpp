@@ -80,6 +80,7 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
     co_return std::nullopt;
   }
   if (!slots.try_take()) {
+    slots.count_busy();
     spdlog::info("refused an iperf3 test from {}: busy", peer);
     co_await deny(socket);
     co_return std::nullopt;

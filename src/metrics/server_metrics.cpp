@@ -17,7 +17,8 @@ constexpr std::size_t kMaxPeers = 1024;
 // them all in testio_tests_running.
 constexpr std::size_t kMaxLiveSeries = 64;
 
-const char* const kRefusalNames[] = {"busy", "auth", "invalid", "not_allowed", "handshakes", "version", "unsupported"};
+const char* const kRefusalNames[kRefusals] = {"busy",       "auth",    "invalid",     "not_allowed",
+                                              "handshakes", "version", "unsupported", "cap"};
 const char* const kProtocolNames[] = {"testio", "iperf3", "raw"};
 
 double unix_now() {
@@ -113,7 +114,7 @@ std::string ServerMetrics::exposition(const ServerState& state) const {
   out.family("testio_tests_failed_total", G::counter, "Tests that got under way and did not succeed");
   for (std::size_t i = 0; i < kProtocols; ++i) out.sample(static_cast<double>(failed_[i]), {{"protocol", kProtocolNames[i]}});
   out.family("testio_tests_refused_total", G::counter, "Connections or tests refused before a test began, by reason");
-  for (std::size_t i = 0; i < 7; ++i) {
+  for (std::size_t i = 0; i < kRefusals; ++i) {
     const std::uint64_t count = refused_[i] + (i == static_cast<std::size_t>(Refusal::busy) ? state.busy_refusals : 0);
     out.sample(static_cast<double>(count), {{"reason", kRefusalNames[i]}});
   }

@@ -17,7 +17,8 @@
 
 namespace testio::metrics {
 
-enum class Refusal { busy, auth, invalid, not_allowed, handshakes, version, unsupported };
+enum class Refusal { busy, auth, invalid, not_allowed, handshakes, version, unsupported, cap };
+inline constexpr std::size_t kRefusals = 8;
 enum class Protocol { testio, iperf3, raw };
 inline constexpr std::size_t kProtocols = 3;
 
@@ -104,7 +105,7 @@ class ServerMetrics {
   std::map<std::uint64_t, LiveTest> live_;  // by number, while each test runs
   double started_unix_s_;
   std::uint64_t connections_accepted_ = 0;
-  std::uint64_t refused_[7] = {};
+  std::uint64_t refused_[kRefusals] = {};
   std::uint64_t served_[kProtocols] = {}, failed_[kProtocols] = {};
   std::uint64_t received_bytes_ = 0, sent_bytes_ = 0;
   std::map<std::string, PeerResult> peers_;  // by peer address; the oldest go beyond kMaxPeers

@@ -68,6 +68,7 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
 
 void Server::stop() noexcept {
   asio::error_code ignored;
+  slots_.close();  // the tests waiting are told, and none starts from here on
   acceptor_.close(ignored);
   udp_door_.close();
   if (foreign_) foreign_->stop();

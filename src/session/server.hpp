@@ -99,7 +99,7 @@ class Server {
   // Which cap a request from `peer` of `connections` meets, in a sentence naming the option; empty: none.
   std::string cap_refusal(const asio::ip::address& peer, std::uint64_t connections) const;
   // Why a test that may not wait for a slot is turned away.
-  std::string busy_refusal(double max_wait_s) const;
+  std::string busy_refusal() const;
   // A slot at once, or after a wait in the queue; empty when held, else the sentence for the client.
   asio::awaitable<std::string> take_slot(control::ControlChannel& control, Admission& admission,
                                          const std::string& who);

@@ -107,15 +107,16 @@ std::string Server::cap_refusal(const asio::ip::address& peer, std::uint64_t con
   return {};
 }
 
-// The sentence a client is turned away with when every slot is taken and it may not wait.
-std::string Server::busy_refusal(double max_wait_s) const {
-  const std::string running = "the server is busy running " + tests_text(slots_.taken());
-  if (!config_.limits.queue) return running + " and keeps no queue (--queue 0 on the server)";
+// The sentence a client is turned away with when no slot is free and it may not wait.
+std::string Server::busy_refusal() const {
+  std::string busy = "the server is busy running " + tests_text(slots_.taken());
+  if (slots_.held_by_connections())
+    busy += ", whose " + std::to_string(slots_.connections()) + " connections leave too few of its " +
+            std::to_string(config_.limits.max_server_connections) + " (--max-server-connections)";
+  if (!config_.limits.queue) return busy + ", and keeps no queue (--queue 0 on the server)";
   if (slots_.queue_full())
-    return running + ", and its queue of " + std::to_string(config_.limits.queue) +
-           " is full (--queue on the server)";
-  (void)max_wait_s;
-  return running + "; wait for a slot with --max-wait";
+    return busy + ", and its queue of " + std::to_string(config_.limits.queue) + " is full (--queue on the server)";
+  return busy + "; wait for a slot with --max-wait";
 }
 
 // A slot for the request's test: at once, or after a wait in the queue that the client hears of.
@@ -128,27 +129,34 @@ asio::awaitable<std::string> Server::take_slot(control::ControlChannel& control,
     admission.slot = std::make_shared<TestSlots::Held>(slots_, admission.connections);
     co_return std::string();
   }
-  if (!config_.limits.queue || slots_.queue_full() || max_wait_s <= 0) co_return busy_refusal(max_wait_s);
+  if (slots_.closed()) co_return "the server is stopping";
+  if (!config_.limits.queue || slots_.queue_full() || max_wait_s <= 0) {
+    slots_.count_busy();
+    co_return busy_refusal();
+  }
   TestSlots::Place place(slots_, io_.get_executor(), admission.connections);
   spdlog::info("{} waits: {} ahead", who, tests_text(place.ahead()));
-  co_await control.write(control::queued_message(place.ahead()));
   const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(max_wait_s));
   // The client may leave, or stop, while it waits: its heartbeats say it is there.
-  auto outcome = co_await (place.wait(limit) || control::capture(control.read(limit + 5s)));
-  if (outcome.index() == 1) {
-    auto& left = std::get<1>(outcome);
-    try {
-      if (left.error) std::rethrow_exception(left.error);
-      control::fail_unexpected(*left.value, "while waiting in the queue");
-    } catch (const std::exception& error) {
-      co_return "it left the queue: " + std::string(error.what());
+  std::string left;
+  try {
+    co_await control.write(control::queued_message(place.ahead()));
+    auto outcome = co_await (place.wait(limit) || control::capture(control.read(limit + 5s)));
+    if (outcome.index() == 1) {
+      auto& read = std::get<1>(outcome);
+      if (read.error) std::rethrow_exception(read.error);
+      control::fail_unexpected(*read.value, "while waiting in the queue");
     }
+  } catch (const std::exception& error) {
+    left = "it left the queue: " + std::string(error.what());
   }
+  if (!left.empty()) co_return left;
   if (place.claim()) {
     admission.slot = std::make_shared<TestSlots::Held>(slots_, admission.connections);
     co_return std::string();
   }
+  if (slots_.closed()) co_return "the server is stopping";
   slots_.count_busy();
   co_return "the server stayed busy for " + seconds_text(max_wait_s) + " (the client's --max-wait)";
 }
@@ -170,15 +178,18 @@ asio::awaitable<std::optional<Server::Admission>> Server::admit_request(control:
     failure = error.what();
     reporter_.refused(metrics::Refusal::invalid);
   } catch (const std::system_error& error) {
-    spdlog::warn("test from {} ended: the client went away ({})", peer, error.code().message());
-    co_return std::nullopt;
+    failure = "the client went away (" + error.code().message() + ")", code.clear();
   } catch (const std::exception& error) {
     failure = error.what();
     reporter_.refused(metrics::Refusal::invalid);
   }
   if (!failure.empty()) {
     spdlog::warn("test from {} ended: {}", peer, failure);
-    co_await send_error(control, failure, code);
+    if (!code.empty()) co_await send_error(control, failure, code);
+    if (config_.one_off) {  // -1's one test was this request
+      exit_code_ = 1;
+      stop();
+    }
     co_return std::nullopt;
   }
   control.keep_alive(stall_limit());
@@ -190,7 +201,7 @@ asio::awaitable<std::optional<Server::Admission>> Server::admit_request(control:
   spdlog::info("{}: {}", admission.who, workloads::describe(admission.request.spec));
   if (std::string refusal = cap_refusal(admission.peer, admission.connections); !refusal.empty()) {
     spdlog::info("refused {}: {}", admission.who, refusal);
-    reporter_.refused(metrics::Refusal::busy);
+    reporter_.refused(metrics::Refusal::cap);
     co_await send_error(control, refusal, "refused");
     co_return std::nullopt;
   }

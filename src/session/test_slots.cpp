@@ -6,16 +6,13 @@
 namespace testio::session {
 
 bool TestSlots::fits(std::uint64_t connections) const noexcept {
-  if (taken_ >= max_tests_) return false;
+  if (closed_ || taken_ >= max_tests_) return false;
   // A test bigger than the whole cap is refused before it asks; one alone always fits.
   return !max_connections_ || taken_ == 0 || connections_ + connections <= max_connections_;
 }
 
 bool TestSlots::try_take(std::uint64_t connections) noexcept {
-  if (!waiting_.empty() || !fits(connections)) {
-    ++busy_refusals_;
-    return false;
-  }
+  if (!waiting_.empty() || !fits(connections)) return false;
   ++taken_;
   connections_ += connections;
   return true;
@@ -25,6 +22,11 @@ void TestSlots::release(std::uint64_t connections) noexcept {
   --taken_;
   connections_ -= connections;
   grant_waiting();
+}
+
+void TestSlots::close() noexcept {
+  closed_ = true;
+  for (Place* place : waiting_) place->wake_.cancel();  // each leaves the queue as it wakes
 }
 
 // First come first served: a big test at the front holds back smaller ones behind it, so none

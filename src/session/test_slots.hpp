@@ -21,9 +21,14 @@ class TestSlots {
   TestSlots(std::uint32_t max_tests, std::uint64_t max_connections, std::uint32_t queue) noexcept
       : max_tests_(max_tests), max_connections_(max_connections), queue_limit_(queue) {}
 
-  // A slot now for a test of `connections`, when one is free and nobody waits; else counted as a
-  // busy refusal unless the caller then queues it.
+  // A slot now for a test of `connections`, when one is free, nobody waits and the server is not
+  // stopping. The caller counts a refusal it sends (count_busy()).
   bool try_take(std::uint64_t connections = 0) noexcept;
+  // The server stops: nothing more is granted, and every place in the queue is woken unserved.
+  void close() noexcept;
+  bool closed() const noexcept { return closed_; }
+  // Every test slot is free but the running tests hold too many connections for the next one.
+  bool held_by_connections() const noexcept { return taken_ < max_tests_; }
   // A slot given back: the tests waiting at the front get theirs while they fit.
   void release(std::uint64_t connections = 0) noexcept;
   // The queue holds no more.
@@ -91,6 +96,7 @@ class TestSlots {
   std::uint32_t taken_ = 0;
   std::uint64_t connections_ = 0;
   std::uint64_t busy_refusals_ = 0;  // for --metrics
+  bool closed_ = false;
   std::list<Place*> waiting_;        // in order of arrival
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // what holders check
 };

@@ -102,17 +102,20 @@ class LocalServer {
   ~LocalServer() {
     io_.stop();
     thread_.join();
+    server_.reset();  // its sockets before the io_context they belong to
   }
   std::uint16_t port() const { return port_; }
   const CapturingReporter& reporter() const { return reporter_; }
 
  private:
-  asio::io_context io_{1};
   config::Config config_;
   CapturingReporter reporter_;
+  // Before the io_context: the frames of tests it still holds at the end go with it, and their
+  // reports tell the metrics as they go.
   metrics::ServerMetrics metrics_{[this](const report::ReporterOptions&) {
     return std::make_unique<Forwarding>(reporter_);
   }};
+  asio::io_context io_{1};
   std::unique_ptr<Server> server_;
   std::uint16_t port_ = 0;
   std::thread thread_;

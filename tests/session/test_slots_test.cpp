@@ -16,15 +16,36 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(TestSlots, TakesUpToTheCapThenCountsBusy) {
+TEST(TestSlots, TakesUpToTheCapAndNothingOnceClosed) {
   TestSlots slots(2, 0, 4);
   EXPECT_TRUE(slots.try_take());
   EXPECT_TRUE(slots.try_take());
   EXPECT_FALSE(slots.try_take());
-  EXPECT_EQ(slots.busy_refusals(), 1u);
+  EXPECT_EQ(slots.busy_refusals(), 0u);  // the caller counts the busy answer it sends
   slots.release();
   EXPECT_TRUE(slots.try_take());
   EXPECT_EQ(slots.taken(), 2u);
+  slots.release();
+  slots.close();  // -1's test ended, or a signal: no other starts
+  EXPECT_FALSE(slots.try_take());
+}
+
+TEST(TestSlots, ClosingWakesTheQueueUnserved) {
+  asio::io_context io;
+  TestSlots slots(1, 0, 2);
+  ASSERT_TRUE(slots.try_take());
+  TestSlots::Place waiting(slots, io.get_executor(), 0);
+  bool woke = false;
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    co_await waiting.wait(1h);
+    woke = true;
+  }, asio::detached);
+  io.poll();
+  slots.close();
+  slots.release();
+  io.run_for(1s);
+  EXPECT_TRUE(woke);
+  EXPECT_FALSE(waiting.claim());
 }
 
 TEST(TestSlots, TheQueueIsServedInOrderAndNobodyJumpsIt) {
