@@ -112,6 +112,31 @@ def counted_during(port, argv, before):
 
 
 @test
+def each_running_test_has_its_own_series_by_number_and_peer():
+    port = free_port()
+    with harness.Server("--metrics", f"127.0.0.1:{port}", "--max-tests", "4") as server:
+        running = [harness.start_client(server, "-B", f"127.0.0.{k}", "1", "-t", "4") for k in (2, 3)]
+        try:
+            series = {}
+
+            def both_seen():
+                _, text = fetch(f"http://127.0.0.1:{port}/metrics")
+                series.update(re.findall(r'^testio_test_interval_bytes_per_second\{peer="([^"]+)",test="(\d+)"\} \S+$',
+                                         text, re.M))
+                return len(series) >= 2
+            harness.wait_until(both_seen, 20, "both running tests' series")
+            lint(fetch(f"http://127.0.0.1:{port}/metrics")[1], "/metrics with tests running")
+            check(set(series) == {"127.0.0.2", "127.0.0.3"} and len(set(series.values())) == 2, series)
+        finally:
+            for process in running:
+                process.communicate(timeout=60)
+        server.wait_for_reports(2)
+        _, text = fetch(f"http://127.0.0.1:{port}/metrics")
+        check("testio_test_interval_bytes_per_second{" not in text, f"a finished test's series stayed:\n{text}")
+        check(sample(text, "testio_tests_waiting") == 0, text)
+
+
+@test
 def server_metrics_count_tests_refusals_and_bytes():
     port = free_port()
     with harness.Server("--metrics", f"127.0.0.1:{port}", "--max-buffer", "4M") as server:
@@ -268,6 +293,7 @@ def bad_metrics_options_are_one_sentence():
 
 
 TESTS = [textfile_is_written_whole_and_says_why_a_test_failed, server_metrics_count_tests_refusals_and_bytes,
+         each_running_test_has_its_own_series_by_number_and_peer,
          a_raw_sinks_metrics_count_each_connection_live_and_once_closed, exporter_probes_refuses_beyond_its_caps_and_says_why,
          prometheus_scrapes_every_endpoint_and_every_dashboard_query_has_data, bad_metrics_options_are_one_sentence]
 
