@@ -23,6 +23,10 @@ using namespace std::chrono_literals;
 using workloads::Side;
 
 constexpr auto kHandshakeLimit = 10s;
+// For the server's answer and its start: a server that stopped is found by its silence
+// (--stall-timeout); a living one may take longer when many tests start at once on few cores,
+// and gathers the data connections for up to a minute.
+constexpr auto kSetUpLimit = 70s;
 constexpr auto kResultsLimit = 60s;  // receivers drain what is still in flight, then answer
 constexpr auto kWindowGrace = 30s;   // beyond -O + -t before the client gives up on its streams
 
@@ -99,7 +103,7 @@ class TestioPeer : public ClientPeer {
   asio::awaitable<void> introduce(tcp::socket& socket, std::uint32_t i) override {
     co_await send_preamble(socket, {control::ConnectionKind::data, control::kProtocolVersion, accepted_.test_id, i});
   }
-  asio::awaitable<void> await_start() override { control::parse_start(co_await control_->read(kHandshakeLimit)); }
+  asio::awaitable<void> await_start() override { control::parse_start(co_await control_->read(kSetUpLimit)); }
   asio::awaitable<void> watch(std::chrono::steady_clock::duration limit) override;
   std::chrono::seconds window_grace() const override { return kWindowGrace; }
   std::string unfinished(const workloads::DirectionLayout& layout) const override {
@@ -140,7 +144,7 @@ asio::awaitable<PeerPath> TestioPeer::handshake(const spec::TestSpec& spec, unsi
   const std::uint64_t asked_ns = stats::realtime_ns();
   co_await control_->write(control::to_json(request));
   control_->keep_alive(seconds(config_.stall_timeout_s));
-  nlohmann::json answer = co_await read_before_start();
+  nlohmann::json answer = co_await read_before_start(kSetUpLimit);
   if (std::optional<std::uint32_t> ahead = control::queued_ahead(answer)) {
     spdlog::warn("waiting for the server: {} {} ahead", *ahead, *ahead == 1 ? "test" : "tests");
     // The server answers when a slot frees or the wait is over; the margin is for its word to come.
