@@ -310,7 +310,8 @@ def a_slow_but_moving_client_is_not_stalled():
 @test
 def a_full_queue_says_busy_at_once_and_the_queue_runs_in_order():
     with Server("--queue", "2") as server, Clients() as clients:
-        first = clients.start(server, "-B", "127.0.0.2", "1", "-t", "6")
+        # Long enough for the four clients below to come while it runs, even slowed by a sanitizer.
+        first = clients.start(server, "-B", "127.0.0.2", "1", "-t", "20" if SANITIZED else "6")
         server.wait_for_tests()
         refused = client(server, "1", "-t", "1", "--max-wait", "0", code=1)
         check("busy" in refused.stderr and "--max-wait" in refused.stderr, f"--max-wait 0: {refused.stderr}")
@@ -318,9 +319,9 @@ def a_full_queue_says_busy_at_once_and_the_queue_runs_in_order():
         check("stayed busy for 2 s" in impatient.stderr, f"--max-wait 2: {impatient.stderr}")
         waits = server.stderr().count(" waits: ")  # the impatient client's
         second = clients.start(server, "-B", "127.0.0.3", "1", "-t", "1")
-        server.wait_log(" waits: ", count=waits + 1)
+        server.wait_log(" waits: ", count=waits + 1, limit=60)
         third = clients.start(server, "-B", "127.0.0.4", "1", "-t", "1")
-        server.wait_log(" waits: ", count=waits + 2)
+        server.wait_log(" waits: ", count=waits + 2, limit=60)
         started = time.monotonic()
         full = client(server, "-B", "127.0.0.5", "1", "-t", "1", code=1)
         took = time.monotonic() - started
