@@ -16,7 +16,9 @@ that the server sees N different peers. Per run it computes:
   server CPU-s/GB    the server process's user + system time (every thread's, from /proc) over
                      the run, per GB (1e9 bytes) received
 
-and prints, per client count, the median of each over the repeats, the median window (its excess
+It also runs one testio client with all N x 4 connections against the same server ("testio, 1
+client"): the issue's reference for the clients' aggregate (at least 0.9 of it). It prints, per
+client count, the median of each over the repeats, the median window (its excess
 over SECONDS is how far apart the clients ran) and of the most clients whose intervals overlapped
 at one moment (placed as above, to within 20 ms), the failed clients (non-zero exit, a timeout, or
 no figures in the report; never left out of the count) and testio's ratio to iperf2. The
@@ -42,16 +44,11 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import ROOT, emit, free_port, server_cpu_seconds  # noqa: E402
 CONNECTIONS = 4  # per client
 MAX_CLIENTS = 64  # source addresses 127.0.0.2 .. 127.0.0.65, and testio's --max-tests
 GRACE = 30  # seconds a client may run past -t before it is killed
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_listening(port: int, limit: float = 10.0, process=None) -> None:
@@ -68,13 +65,6 @@ def wait_listening(port: int, limit: float = 10.0, process=None) -> None:
     raise RuntimeError(f"nothing listens on port {port}")
 
 
-def server_cpu_seconds(pid):
-    """User + system CPU the process has used, every thread's."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def source_address(k):
     """The k-th client's own source address (k = 0 .. MAX_CLIENTS-1): 127.0.0.2 upwards."""
     return f"127.0.0.{k + 2}"
@@ -86,11 +76,16 @@ class Testio:
     def __init__(self, binary):
         self.binary = binary
 
+    @staticmethod
+    def plan(n):
+        """(clients, connections each) for a run of n clients."""
+        return n, CONNECTIONS
+
     def server(self, port):
         return [self.binary, "-s", "-p", str(port), "--max-tests", str(MAX_CLIENTS)]
 
-    def client(self, port, source, seconds):
-        return [self.binary, "-c", "127.0.0.1", "-p", str(port), str(CONNECTIONS), "-t", str(seconds), "--json",
+    def client(self, port, source, seconds, connections=CONNECTIONS):
+        return [self.binary, "-c", "127.0.0.1", "-p", str(port), str(connections), "-t", str(seconds), "--json",
                 "-B", source]
 
     def server_settled(self, server_out, sources):
@@ -111,14 +106,25 @@ class Testio:
             raise ValueError("no end.sum_received.bytes/seconds in the report")
 
 
+class TestioAlone(Testio):
+    """The reference the clients' aggregate is held to: one testio client with all their
+    connections (n x 4), against the same server."""
+    name = "testio, 1 client"
+
+    @staticmethod
+    def plan(n):
+        return 1, CONNECTIONS * n
+
+
 class Iperf2:
     name = "iperf2"
+    plan = staticmethod(Testio.plan)
 
     def server(self, port):
         return ["iperf", "-s", "-p", str(port), "-y", "C"]
 
-    def client(self, port, source, seconds):
-        return ["iperf", "-c", "127.0.0.1", "-p", str(port), "-P", str(CONNECTIONS), "-t", str(seconds), "-y", "C",
+    def client(self, port, source, seconds, connections=CONNECTIONS):
+        return ["iperf", "-c", "127.0.0.1", "-p", str(port), "-P", str(connections), "-t", str(seconds), "-y", "C",
                 "-B", source]
 
     @staticmethod
@@ -198,7 +204,8 @@ def start_server(tool, server_out, attempts=3):
 def run_once(tool, n, seconds):
     """One server, n clients at once. Returns (per-client goodputs, per-client intervals as
     (start, end) on this script's clock, total bytes, window, CPU-s, failures)."""
-    sources = [source_address(k) for k in range(n)]
+    count, connections = tool.plan(n)
+    sources = [source_address(k) for k in range(count)]
     server, clients, writer = None, [], None
     with tempfile.TemporaryFile("w+") as server_out, tempfile.TemporaryDirectory() as gate_dir:
         try:
@@ -215,13 +222,13 @@ def run_once(tool, n, seconds):
             for source in sources:
                 out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
                 process = subprocess.Popen(["sh", "-c", 'read _ < "$0"; exec "$@"', gate,
-                                            *tool.client(port, source, seconds)],
+                                            *tool.client(port, source, seconds, connections)],
                                            stdout=out, stderr=err, stdin=subprocess.DEVNULL)
                 clients.append((source, process, out, err))
             lined_up = time.monotonic() + 30
-            while reading_from([c[1].pid for c in clients], gate) < n:
+            while reading_from([c[1].pid for c in clients], gate) < count:
                 if time.monotonic() > lined_up:
-                    raise RuntimeError(f"{tool.name}: {n} client shells did not all open {gate} in 30 s")
+                    raise RuntimeError(f"{tool.name}: {count} client shells did not all open {gate} in 30 s")
                 time.sleep(0.02)
             os.close(writer)  # every shell reads EOF and execs its client
             writer = None
@@ -324,7 +331,7 @@ def main():
         if not needed or not os.access(needed, os.X_OK):
             sys.exit("bench_clients needs testio (tools/build.sh) and iperf (tools/install-deps.sh)")
 
-    tools = [Testio(args.testio), Iperf2()]
+    tools = [Testio(args.testio), Iperf2(), TestioAlone(args.testio)]
     for n in args.clients:
         samples = {tool.name: [] for tool in tools}
         for round_number in range(args.repeat):
@@ -361,24 +368,17 @@ def print_table(n, tools, samples, args):
         medians[tool.name] = med
         table.append([tool.name, show(med["gbps"], "{:.2f}"), show(med["jain"], "{:.4f}"),
                       show(med["cpu_per_gb"], "{:.3f}"), show(med["window"], "{:.2f}"),
-                      show(med["at_once"], "{:g}"), f"{sum(run['failed'] for run in runs)} of {n * len(runs)}"])
-    a, b = medians["testio"], medians["iperf2"]
-    ratio = lambda key: a[key] / b[key] if a[key] and b[key] else None  # noqa: E731
-    table.append(["testio / iperf2", show(ratio("gbps"), "{:.2f}"), "-", show(ratio("cpu_per_gb"), "{:.2f}"), "-", "-", "-"])
+                      show(med["at_once"], "{:g}"), f"{sum(run['failed'] for run in runs)} of {tool.plan(n)[0] * len(runs)}"])
+
+    def ratio(key, other):
+        a, b = medians["testio"][key], medians[other][key]
+        return a / b if a and b else None
+    table.append(["testio / iperf2", show(ratio("gbps", "iperf2"), "{:.2f}"), "-",
+                  show(ratio("cpu_per_gb", "iperf2"), "{:.2f}"), "-", "-", "-"])
+    table.append(["testio / testio, 1 client", show(ratio("gbps", "testio, 1 client"), "{:.2f}"), "-",
+                  show(ratio("cpu_per_gb", "testio, 1 client"), "{:.2f}"), "-", "-", "-"])
     emit(header, table, args.markdown)
     sys.stdout.flush()
-
-
-def emit(header, table, markdown):
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
-        for row in table:
-            print("| " + " | ".join(row) + " |")
-        return
-    widths = [max(len(header[i]), *(len(row[i]) for row in table)) for i in range(len(header))]
-    for row in [header] + table:
-        print("  ".join(value.rjust(width) for value, width in zip(row, widths)))
 
 
 if __name__ == "__main__":

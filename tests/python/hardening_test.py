@@ -25,11 +25,7 @@ def test(function):
     return function
 
 
-def finish(process, limit=60):
-    out, err = process.communicate(timeout=limit)
-    return process.returncode, out, err
-
-
+finish = harness.finish
 def equal_counts(report):
     sent, received = sums(report)
     check(sent > 0 and sent == received, f"sender {sent} and receiver {received} bytes: {report}")
@@ -280,15 +276,7 @@ def no_descriptors_or_threads_leak_across_tests_and_faults():
     with Server("--max-tests", "2") as server:
         pid = server.process.pid
         equal_counts(client(server, "4", "-t", "1").stdout)  # first test: anything lazily created
-        # The idle count, once it stops changing (a sanitizer runtime may keep a thread of its own).
-        samples = []
-
-        def settled():
-            samples.append(harness.descriptors_and_threads(pid))
-            time.sleep(0.5)
-            return len(samples) >= 3 and samples[-1] == samples[-2] == samples[-3]
-        wait_until(settled, 30, "the idle server's descriptors and threads to settle")
-        before = samples[-1]
+        before = harness.settled_figures(pid)  # the idle count, once it stops changing
         victim = start_client(server, "8", "-t", "30")
         server.wait_for_tests(2)
         time.sleep(0.5)

@@ -172,6 +172,33 @@ def interrupt_client(process, limit=30):
     return out, err
 
 
+def finish(process, limit=60):
+    """(exit code, stdout, stderr) of a started process, once it ends within `limit`."""
+    out, err = process.communicate(timeout=limit)
+    return process.returncode, out, err
+
+
+def vm_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise Failure(f"no VmRSS for {pid}")
+
+
+def settled_figures(pid):
+    """An idle server's (descriptors, threads) once three samples half a second apart agree (a
+    sanitizer runtime may keep a thread of its own for a while)."""
+    samples = []
+
+    def settled():
+        samples.append(descriptors_and_threads(pid))
+        time.sleep(0.5)
+        return len(samples) >= 3 and samples[-1] == samples[-2] == samples[-3]
+    wait_until(settled, 30, "the idle server's descriptors and threads to settle")
+    return samples[-1]
+
+
 def sums(report):
     """(sender bytes, receiver bytes) from a text report's SUM lines; -1 where missing."""
     sent = re.search(r"\[  SUM\] sender\s+(\d+)", report)

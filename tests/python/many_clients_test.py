@@ -60,11 +60,7 @@ class Clients:
             process.communicate(timeout=30)
 
 
-def finish(process, limit=60):
-    out, err = process.communicate(timeout=limit)
-    return process.returncode, out, err
-
-
+finish = harness.finish
 def equal_counts(report):
     sent, received = sums(report)
     check(sent > 0 and sent == received, f"sender {sent} and receiver {received} bytes: {report[-1500:]}")
@@ -78,12 +74,7 @@ def goodput_bps(report):
     return int(match.group(1)) * 8 / float(match.group(2))
 
 
-def vm_rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise harness.Failure(f"no VmRSS for {pid}")
+vm_rss_kib = harness.vm_rss_kib
 
 
 class PeakRss:
@@ -110,16 +101,7 @@ class PeakRss:
         self.thread.join(10)
 
 
-def settled_figures(pid):
-    """The idle server's (descriptors, threads) once three samples half a second apart agree."""
-    samples = []
-
-    def settled():
-        samples.append(harness.descriptors_and_threads(pid))
-        time.sleep(0.5)
-        return len(samples) >= 3 and samples[-1] == samples[-2] == samples[-3]
-    wait_until(settled, 30, "the idle server's descriptors and threads to settle")
-    return samples[-1]
+settled_figures = harness.settled_figures
 
 
 def numbered_lines(stdout):

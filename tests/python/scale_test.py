@@ -24,12 +24,7 @@ def test(function):
     return function
 
 
-def vm_rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise harness.Failure(f"no VmRSS for {pid}")
+vm_rss_kib = harness.vm_rss_kib
 
 
 def exact_counts(server, connections, *args):
