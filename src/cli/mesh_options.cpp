@@ -16,13 +16,19 @@ void add_mesh_options(OptionTable& options) {
     ("mesh-schedule", "Which pairs: all (every ordered pair), pairs (each pair once, the lower rank the client), "
                       "ring (each rank to the next: a quick pass)", value(), "SCHEDULE")
     ("mesh-slow", "Name the hosts that sent less than this share of the median host",
-       value(), "FRACTION");
+       value(), "FRACTION")
+    ("mesh-results", "Rank 0 appends each round's pairs to FILE as JSON lines as they arrive, so a run cut "
+                     "short (a rank that died) keeps every round it finished", value(), "FILE");
   // clang-format on
 }
 
 void fill_mesh(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   config.mesh = given.mesh = args.count("mesh") > 0;
-  given.mesh_options = args.count("mesh-schedule") > 0 || args.count("mesh-slow") > 0;
+  given.mesh_options = args.count("mesh-schedule") > 0 || args.count("mesh-slow") > 0 || args.count("mesh-results") > 0;
+  if (auto results = typed(args, "mesh-results")) {
+    if (results->empty()) throw UsageError("--mesh-results needs a file name");
+    config.mesh_results = *results;
+  }
   if (auto schedule = typed(args, "mesh-schedule")) {
     if (!mesh::parse_schedule(*schedule))
       throw UsageError("--mesh-schedule '" + *schedule + "' is not one of all, pairs, ring");

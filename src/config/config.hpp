@@ -58,6 +58,7 @@ struct Config {
   bool mesh = false;                // --mesh: every pair of the MPI ranks (src/mesh)
   std::string mesh_schedule = "all";  // --mesh-schedule all|pairs|ring
   double mesh_slow_fraction = 0.8;  // --mesh-slow: a host below this share of the median is named
+  std::string mesh_results;         // --mesh-results FILE: rank 0 appends each round's pairs as they arrive
 
   double stall_timeout_s = 10;      // --stall-timeout: a peer silent this long has stopped (0: never)
   double max_wait_s = 60;           // client: --max-wait in a busy server's queue

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <memory>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -91,29 +94,59 @@ PairResult run_pair(const std::string& binary, const fs::path& scratch, const co
   return pair;
 }
 
+// Rank 0's book of what the ranks sent, round by round: each rank's pairs, or why what it sent
+// could not be read (its later rounds are still read).
+struct Gathered {
+  std::vector<std::vector<PairResult>> by_rank;
+  std::vector<std::string> problems;
+};
+
+// One round's texts from every rank into the book, and each pair into --mesh-results as a JSON
+// line, flushed, so a run cut short keeps every round it finished.
+void take_round(Gathered& book, const std::vector<std::string>& texts, std::size_t round, std::ofstream* results) {
+  for (std::size_t rank = 0; rank < texts.size(); ++rank) try {
+      for (PairResult& pair : parse_pairs(texts[rank], static_cast<std::uint32_t>(texts.size()))) {
+        if (results) {
+          nlohmann::ordered_json line = {{"round", round + 1}};
+          line.update(to_json(pair));
+          *results << line.dump() << '\n';
+        }
+        book.by_rank[rank].push_back(std::move(pair));
+      }
+    } catch (const std::invalid_argument& error) {
+      book.problems[rank] = error.what();
+    }
+  if (results) results->flush();
+}
+
 // Rank 0: every scheduled pair, from what its client rank sent or, where it sent nothing usable, failed.
 std::vector<PairResult> collect(const std::vector<Round>& schedule, const std::vector<Host>& hosts,
-                                const std::vector<std::string>& texts) {
-  std::vector<std::vector<PairResult>> sent(hosts.size());
-  std::vector<std::string> problems(hosts.size());
-  for (std::size_t rank = 0; rank < texts.size(); ++rank) try {
-      sent[rank] = parse_pairs(texts[rank], static_cast<std::uint32_t>(hosts.size()));
-    } catch (const std::invalid_argument& error) {
-      problems[rank] = error.what();
-    }
+                                const Gathered& book) {
   std::vector<PairResult> pairs;
   for (const Round& round : schedule)
     for (const Pair& scheduled : round) {
       PairResult pair;
       pair.from = scheduled.from, pair.to = scheduled.to;
       pair.from_address = hosts[pair.from].address, pair.to_address = hosts[pair.to].address;
-      pair.reason = problems[pair.from].empty() ? "rank " + std::to_string(pair.from) + " sent no result for it"
-                                                : "rank " + std::to_string(pair.from) + " sent " + problems[pair.from];
-      for (const PairResult& candidate : sent[pair.from])
+      const std::string& problem = book.problems[pair.from];
+      pair.reason = problem.empty() ? "rank " + std::to_string(pair.from) + " sent no result for it"
+                                    : "rank " + std::to_string(pair.from) + " sent " + problem;
+      for (const PairResult& candidate : book.by_rank[pair.from])
         if (candidate.from == pair.from && candidate.to == pair.to) pair = candidate;
       pairs.push_back(std::move(pair));
     }
   return pairs;
+}
+
+// --mesh-results on rank 0: FILE opened to append, or null with a warning (the report is still
+// printed; the exit code says the file was not written).
+std::unique_ptr<std::ofstream> open_results(const std::string& path) {
+  if (path.empty()) return nullptr;
+  auto results = std::make_unique<std::ofstream>(path, std::ios::app);
+  if (*results) return results;
+  std::cerr << "testio: cannot open --mesh-results " << path << ": " << std::strerror(errno)
+            << "; the rounds are kept for the report only\n";
+  return nullptr;
 }
 
 }  // namespace
@@ -155,13 +188,20 @@ int run_mesh(const config::Config& config, const std::string& binary) {
   }
   const Schedule schedule = parse_schedule(config.mesh_schedule).value_or(Schedule::all);
   const std::vector<Round> plan = rounds(world.size(), schedule);
-  nlohmann::ordered_json mine = nlohmann::ordered_json::array();
-  for (const Round& round : plan) {
+  const bool first = world.rank() == 0;
+  std::unique_ptr<std::ofstream> results = first ? open_results(config.mesh_results) : nullptr;
+  Gathered book{std::vector<std::vector<PairResult>>(hosts.size()), std::vector<std::string>(hosts.size())};
+  for (std::size_t r = 0; r < plan.size(); ++r) {
     world.barrier();  // the last round's tests are over everywhere
-    for (const Pair& pair : round)
+    nlohmann::ordered_json mine = nlohmann::ordered_json::array();
+    for (const Pair& pair : plan[r])
       if (pair.from == world.rank()) mine.push_back(to_json(run_pair(binary, scratch, config, hosts[pair.from], hosts[pair.to])));
+    // After every round, not only at the end: whatever happens later, rank 0 holds this one. (A
+    // gather is no barrier: a rank with nothing to send returns from it at once.)
+    std::vector<std::string> texts = world.gather_to_first(mine.dump());
+    if (first) take_round(book, texts, r, results.get());
   }
-  std::vector<std::string> texts = world.gather_to_first(mine.dump());
+  world.barrier();  // no server stops while a test of the last round may still run against it
   if (server > 0) {
     ::kill(server, SIGTERM);
     util::wait_for_process(server, 10);
@@ -170,11 +210,14 @@ int run_mesh(const config::Config& config, const std::string& binary) {
   fs::remove_all(scratch, ignored);
   if (world.rank() != 0) return 0;
   MeshRun run{schedule, plan.size(), workloads::describe(config.spec), config.spec.direction == spec::Direction::reverse,
-              config.mesh_slow_fraction, hosts, collect(plan, hosts, texts)};
+              config.mesh_slow_fraction, hosts, collect(plan, hosts, book)};
   if (config.output == config::OutputFormat::text) std::cout << mesh_text(run);
   else std::cout << mesh_json(run).dump(2) << "\n";
   std::cout.flush();
-  return mesh_succeeded(run) ? 0 : 1;
+  const bool written = config.mesh_results.empty() || (results && results->good());
+  if (results && !results->good())
+    std::cerr << "testio: writing --mesh-results " << config.mesh_results << " failed; the report above is whole\n";
+  return mesh_succeeded(run) && written ? 0 : 1;
 }
 
 }  // namespace testio::mesh

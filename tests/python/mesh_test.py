@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 
 import harness
 from harness import Skip, check, test, testio
@@ -102,6 +103,81 @@ def a_rank_whose_address_is_taken_fails_its_pairs_and_the_rest_are_measured():
     check(not document["mesh"]["succeeded"], "succeeded")
 
 
+def rank_processes(mpirun_pid):
+    """{MPI rank: pid} of mpirun's testio --mesh children, read from their environment."""
+    ranks = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            if parent != mpirun_pid:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as environ:
+                for variable in environ.read().split(b"\0"):
+                    if variable.startswith(b"OMPI_COMM_WORLD_RANK="):
+                        ranks[int(variable.split(b"=")[1])] = int(entry)
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not ours to read
+    return ranks
+
+
+def rounds_in(path):
+    """{round: [pairs]} of a --mesh-results file."""
+    rounds = {}
+    if os.path.exists(path):
+        with open(path) as lines:
+            for line in lines:
+                pair = json.loads(line)
+                rounds.setdefault(pair["round"], []).append(pair)
+    return rounds
+
+
+@test
+def each_round_is_in_the_results_file_and_a_rank_killed_loses_no_finished_round():
+    if not WITH_MPI:
+        raise Skip("this build has no MPI")
+    with tempfile.TemporaryDirectory() as scratch:
+        whole = os.path.join(scratch, "whole.jsonl")
+        stdout, _, _ = mesh("-t", "1", "--json", "--mesh-results", whole)
+        rounds = rounds_in(whole)
+        check(sorted(rounds) == list(range(1, 7)) and all(len(pairs) == 2 for pairs in rounds.values()),
+              f"the rounds in the file: { {r: len(p) for r, p in rounds.items()} }")
+        pairs = [pair for r in sorted(rounds) for pair in rounds[r]]
+        for pair in pairs:
+            check_exact(pair)
+        reported = {(p["from"], p["to"]) for p in json.loads(stdout)["mesh"]["pairs"]}
+        check({(p["from"], p["to"]) for p in pairs} == reported, "the file and the report hold other pairs")
+
+        cut = os.path.join(scratch, "cut.jsonl")
+        port = str(free_port())
+        run = subprocess.Popen(["mpirun", "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p", port,
+                                "-t", "1", "--mesh-results", cut], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, stdin=subprocess.DEVNULL, env=MPI_ENV)
+        try:
+            harness.wait_until(lambda: len(rounds_in(cut)) >= 2, 120, "two rounds in the results file")
+            victim = rank_processes(run.pid).get(3)
+            check(victim, "no rank 3 among mpirun's children")
+            os.kill(victim, 9)
+            _, err = run.communicate(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.communicate(timeout=30)
+            # The dead rank's own server outlives it (issue 33's subject): stopped here.
+            subprocess.run(["pkill", "-f", f"testio -s -B 127.0.1.1[0-9] -p {port}"], check=False)
+        check(run.returncode != 0, f"mpirun exited {run.returncode} after a rank was killed")
+        check("rank 3" in err, f"stderr does not name rank 3: {err[-1500:]}")
+        rounds = rounds_in(cut)
+        check(len(rounds) >= 2 and sorted(rounds) == list(range(1, len(rounds) + 1))
+              and all(len(pairs) == 2 for pairs in rounds.values()),
+              f"the rounds kept: { {r: len(p) for r, p in rounds.items()} }")
+        for r in sorted(rounds):
+            for pair in rounds[r]:
+                check_exact(pair)
+
+
 @test
 def usage_errors_are_one_sentence():
     if not WITH_MPI:
@@ -113,7 +189,8 @@ def usage_errors_are_one_sentence():
                         (["--mesh", "--mesh-slow", "2"], "between 0 and 1"),
                         (["--mesh", "--raw"], "for one pair"),
                         (["-c", "127.0.0.1", "-B", "127.0.1.1{rank}"], "{rank} is the MPI rank"),
-                        (["-c", "127.0.0.1", "--mesh-schedule", "ring"], "apply to --mesh")):
+                        (["-c", "127.0.0.1", "--mesh-schedule", "ring"], "apply to --mesh"),
+                        (["-c", "127.0.0.1", "--mesh-results", "x.jsonl"], "apply to --mesh")):
         done = testio(*args, code=2)
         check(words in done.stderr and done.stderr.count("\n") == 1, f"{args}: {done.stderr}")
     # Without mpirun, MPI makes a world of one: nothing to pair.
@@ -124,7 +201,7 @@ def usage_errors_are_one_sentence():
 
 TESTS = [every_ordered_pair_of_four_ranks_is_measured_with_exact_counts, text_report_has_the_matrix_and_the_hosts,
          reverse_rr_and_udp_rings, a_rank_whose_address_is_taken_fails_its_pairs_and_the_rest_are_measured,
-         usage_errors_are_one_sentence]
+         each_round_is_in_the_results_file_and_a_rank_killed_loses_no_finished_round, usage_errors_are_one_sentence]
 
 if __name__ == "__main__":
     harness.main(TESTS)
