@@ -39,9 +39,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_listening(port: int, limit: float = 10.0) -> None:
+def wait_listening(port: int, limit: float = 10.0, process=None) -> None:
+    """Until something listens on 127.0.0.1:`port`; fails after `limit`, or at once when
+    `process` (the server, if given) has exited."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited ({process.returncode}) before listening on port {port}")
         # testio's server logs and drops a connection that sends nothing; harmless here.
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:

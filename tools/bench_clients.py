@@ -45,24 +45,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import ROOT, emit, free_port, server_cpu_seconds  # noqa: E402
+from bench import ROOT, emit, free_port, server_cpu_seconds, wait_listening  # noqa: E402
 CONNECTIONS = 4  # per client
 MAX_CLIENTS = 64  # source addresses 127.0.0.2 .. 127.0.0.65, and testio's --max-tests
 GRACE = 30  # seconds a client may run past -t before it is killed
-
-
-def wait_listening(port: int, limit: float = 10.0, process=None) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise RuntimeError(f"the server exited ({process.returncode}) before listening on port {port}")
-        # From 127.0.0.1, which no client uses: testio's server logs and drops a connection that
-        # sends nothing, iperf2's reports it with 0 bytes; neither is counted.
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on port {port}")
 
 
 def source_address(k):

@@ -93,6 +93,8 @@ void ControlChannel::keep_alive(std::chrono::steady_clock::duration stall) {
   stall_ = stall;
   if (alive_) return;
   alive_ = std::make_shared<bool>(true);
+  asio::error_code ignored;
+  socket_.non_blocking(true, ignored);  // a beat never waits; the async operations do not care
   schedule_beat();
 }
 
@@ -111,7 +113,6 @@ void ControlChannel::beat() {
   const std::string frame = unsent_.empty() ? encode_frame(alive_message()) : std::move(unsent_);
   unsent_.clear();
   asio::error_code error;
-  socket_.non_blocking(true, error);
   const std::size_t sent = socket_.send(asio::buffer(frame), 0, error);
   if (error == asio::error::would_block) unsent_ = frame;  // the peer reads nothing: try again
   else if (!error && sent < frame.size()) unsent_ = frame.substr(sent);

@@ -87,8 +87,8 @@ class Server {
     std::uint64_t connections = 0;
     std::unique_ptr<metrics::ServedTestReport> report;  // its own, numbered
     std::string who;                                    // "test #7 from 192.0.2.5:41234", for the log
-    std::shared_ptr<PeerTests> counted;
-    std::shared_ptr<TestSlots::Held> slot;  // from when it is granted
+    std::unique_ptr<PeerTests> counted;
+    std::unique_ptr<TestSlots::Held> slot;  // from when it is granted
   };
   asio::awaitable<void> handle_control(asio::ip::tcp::socket socket);
   // The request, its caps and its slot (after a wait in the queue); nothing when it was refused,
@@ -101,8 +101,7 @@ class Server {
   // Why a test that may not wait for a slot is turned away.
   std::string busy_refusal() const;
   // A slot at once, or after a wait in the queue; empty when held, else the sentence for the client.
-  asio::awaitable<std::string> take_slot(control::ControlChannel& control, Admission& admission,
-                                         const std::string& who);
+  asio::awaitable<std::string> take_slot(control::ControlChannel& control, Admission& admission);
   std::chrono::steady_clock::duration stall_limit() const;
   // A checked request becomes a test under way: its workload's server side (which may refuse it),
   // an id, and an entry data connections can find.

@@ -121,21 +121,22 @@ std::string Server::busy_refusal() const {
 
 // A slot for the request's test: at once, or after a wait in the queue that the client hears of.
 // Empty when the slot is held; otherwise why not (the client is told the sentence returned).
-asio::awaitable<std::string> Server::take_slot(control::ControlChannel& control, Admission& admission,
-                                               const std::string& who) {
+asio::awaitable<std::string> Server::take_slot(control::ControlChannel& control, Admission& admission) {
   using namespace asio::experimental::awaitable_operators;
   const double max_wait_s = admission.request.max_wait_s;
+  auto hold = [&] { admission.slot = std::make_unique<TestSlots::Held>(slots_, admission.connections); };
   if (slots_.try_take(admission.connections)) {
-    admission.slot = std::make_shared<TestSlots::Held>(slots_, admission.connections);
+    hold();
     co_return std::string();
   }
-  if (slots_.closed()) co_return "the server is stopping";
+  const std::string stopping = "the server is stopping";
+  if (slots_.closed()) co_return stopping;
   if (!config_.limits.queue || slots_.queue_full() || max_wait_s <= 0) {
     slots_.count_busy();
     co_return busy_refusal();
   }
   TestSlots::Place place(slots_, io_.get_executor(), admission.connections);
-  spdlog::info("{} waits: {} ahead", who, tests_text(place.ahead()));
+  spdlog::info("{} waits: {} ahead", admission.who, tests_text(place.ahead()));
   const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(max_wait_s));
   // The client may leave, or stop, while it waits: its heartbeats say it is there.
@@ -153,10 +154,10 @@ asio::awaitable<std::string> Server::take_slot(control::ControlChannel& control,
   }
   if (!left.empty()) co_return left;
   if (place.claim()) {
-    admission.slot = std::make_shared<TestSlots::Held>(slots_, admission.connections);
+    hold();
     co_return std::string();
   }
-  if (slots_.closed()) co_return "the server is stopping";
+  if (slots_.closed()) co_return stopping;
   slots_.count_busy();
   co_return "the server stayed busy for " + seconds_text(max_wait_s) + " (the client's --max-wait)";
 }
@@ -205,8 +206,8 @@ asio::awaitable<std::optional<Server::Admission>> Server::admit_request(control:
     co_await send_error(control, refusal, "refused");
     co_return std::nullopt;
   }
-  admission.counted = std::make_shared<PeerTests>(*this, admission.peer);
-  std::string refusal = co_await take_slot(control, admission, admission.who);
+  admission.counted = std::make_unique<PeerTests>(*this, admission.peer);
+  std::string refusal = co_await take_slot(control, admission);
   if (!refusal.empty()) {
     spdlog::info("refused {}: {}", admission.who, refusal);
     co_await send_error(control, refusal, "busy");
@@ -265,8 +266,6 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
     spdlog::info("{} finished", admission->who);
   } catch (const control::PeerError& error) {
     ended = std::string("the client ended the test: ") + error.what();
-  } catch (const control::StalledError& error) {
-    ended = failure = error.what();
   } catch (const std::system_error& error) {
     ended = "the client went away (" + error.code().message() + ")";
   } catch (const control::ProtocolError& error) {

@@ -27,7 +27,7 @@ class TestSlots {
   // The server stops: nothing more is granted, and every place in the queue is woken unserved.
   void close() noexcept;
   bool closed() const noexcept { return closed_; }
-  // Every test slot is free but the running tests hold too many connections for the next one.
+  // A test slot is free, but the running tests hold too many connections for the next test.
   bool held_by_connections() const noexcept { return taken_ < max_tests_; }
   // A slot given back: the tests waiting at the front get theirs while they fit.
   void release(std::uint64_t connections = 0) noexcept;

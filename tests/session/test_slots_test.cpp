@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 
 #include <asio/co_spawn.hpp>
@@ -15,6 +16,17 @@ namespace testio::session {
 namespace {
 
 using namespace std::chrono_literals;
+
+// A coroutine on `io` waiting an hour in `place`; the flag says when its wait ended.
+std::shared_ptr<bool> wait_an_hour(asio::io_context& io, TestSlots::Place& place) {
+  auto woke = std::make_shared<bool>(false);
+  asio::co_spawn(io, [&place, woke]() -> asio::awaitable<void> {
+    co_await place.wait(1h);
+    *woke = true;
+  }, asio::detached);
+  io.poll();
+  return woke;
+}
 
 TEST(TestSlots, TakesUpToTheCapAndNothingOnceClosed) {
   TestSlots slots(2, 0, 4);
@@ -35,16 +47,11 @@ TEST(TestSlots, ClosingWakesTheQueueUnserved) {
   TestSlots slots(1, 0, 2);
   ASSERT_TRUE(slots.try_take());
   TestSlots::Place waiting(slots, io.get_executor(), 0);
-  bool woke = false;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    co_await waiting.wait(1h);
-    woke = true;
-  }, asio::detached);
-  io.poll();
+  std::shared_ptr<bool> woke = wait_an_hour(io, waiting);
   slots.close();
   slots.release();
   io.run_for(1s);
-  EXPECT_TRUE(woke);
+  EXPECT_TRUE(*woke);
   EXPECT_FALSE(waiting.claim());
 }
 
@@ -117,16 +124,11 @@ TEST(TestSlots, AWaitEndsWhenGrantedOrAtItsLimit) {
   TestSlots slots(1, 0, 2);
   ASSERT_TRUE(slots.try_take());
   TestSlots::Place granted(slots, io.get_executor(), 0);
-  bool woke = false;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    co_await granted.wait(1h);
-    woke = true;
-  }, asio::detached);
-  io.poll();
-  EXPECT_FALSE(woke);
+  std::shared_ptr<bool> woke = wait_an_hour(io, granted);
+  EXPECT_FALSE(*woke);
   slots.release();
   io.run_for(1s);
-  EXPECT_TRUE(woke);
+  EXPECT_TRUE(*woke);
   EXPECT_TRUE(granted.claim());
 
   io.restart();
