@@ -65,6 +65,8 @@ std::string findings_text(const MeshRun& run, const std::vector<HostTotals>& tot
       text += "slow host: rank " + std::to_string(i) + " (" + run.hosts[i].address + ") sent " +
               printf_text("%.2f", totals[i].out_bits_per_second / 1e9) + " Gbit/s over its pairs, below " +
               printf_text("%.0f%%", run.slow_fraction * 100) + " of the median " + printf_text("%.2f", middle / 1e9) + "\n";
+  for (const Host& host : run.hosts)
+    if (!host.lost.empty()) text += "rank " + std::to_string(host.rank) + " (" + host.address + ") was " + host.lost + "\n";
   for (const PairResult& pair : run.pairs)
     if (!pair.ok)
       text += "failed: " + std::to_string(pair.from) + " (" + pair.from_address + ") -> " + std::to_string(pair.to) + " (" +
@@ -109,7 +111,9 @@ std::string mesh_text(const MeshRun& run) {
     char line[160];
     std::snprintf(line, sizeof line, "%6zu  %-30s %11.2f %11.2f %13u%s\n", i, run.hosts[i].address.c_str(),
                   totals[i].out_bits_per_second / 1e9, totals[i].in_bits_per_second / 1e9, totals[i].failed_pairs,
-                  run.hosts[i].listening ? "" : "  (not listening)");
+                  !run.hosts[i].listening       ? "  (not listening)"
+                  : !run.hosts[i].lost.empty() ? "  (lost)"
+                                               : "");
     text += line;
   }
   text += findings_text(run, totals);
@@ -122,7 +126,7 @@ nlohmann::ordered_json mesh_json(const MeshRun& run) {
   const std::vector<HostTotals> totals = host_totals(run);
   for (std::size_t i = 0; i < run.hosts.size(); ++i)
     hosts.push_back({{"rank", i}, {"address", run.hosts[i].address}, {"port", run.hosts[i].port},
-                     {"listening", run.hosts[i].listening}, {"reason", run.hosts[i].reason},
+                     {"listening", run.hosts[i].listening}, {"reason", run.hosts[i].reason}, {"lost", run.hosts[i].lost},
                      {"out_bits_per_second", totals[i].out_bits_per_second},
                      {"in_bits_per_second", totals[i].in_bits_per_second}, {"sent_bytes", totals[i].sent_bytes},
                      {"received_bytes", totals[i].received_bytes}, {"failed_pairs", totals[i].failed_pairs}});

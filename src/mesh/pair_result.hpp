@@ -19,6 +19,7 @@ struct Host {
   std::uint16_t port = 0;
   bool listening = false;
   std::string reason;  // why not
+  std::string lost;    // on rank 0, after the rounds: why this rank left them ("lost in round 5: ..."), or empty
 };
 std::string encode_host(const Host& host);  // "1|ADDRESS|PORT|REASON", for MPI_Allgather
 // Throws std::invalid_argument with a sentence when `record` is not one encode_host() writes.

@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "mesh/mesh_report.hpp"
+#include "mesh/round_book.hpp"
+#include "mesh/rounds.hpp"
 #include "mesh/world.hpp"
 #include "workloads/registry.hpp"
 #include "util/spawn.hpp"
@@ -32,6 +34,10 @@ constexpr std::size_t kHostRecord = 512;      // bytes per rank in the MPI_Allga
 constexpr double kListenWait_s = 10;          // for the server child to say it listens
 constexpr double kPairAllowance_s = 30;       // beyond -O + -t: connections, results, a slow peer
 constexpr double kCountedPairLimit_s = 600;   // a counted test (-n, --num) has no window to add to
+constexpr double kRoundAllowance_s = 15;      // beyond a pair's limit, for a rank to report its round
+// Up to 64 hosts (4,032 pairs in `all`) rank 0 keeps each pair's full report for --json; a larger
+// mesh's reports go to --mesh-results only (see round_book.hpp).
+constexpr std::uint32_t kRanksWithReports = 64;
 
 std::string read_file(const fs::path& path) { return util::read_child_file(path.string()); }
 
@@ -66,12 +72,18 @@ pid_t start_server(const std::string& binary, const fs::path& scratch, Host& hos
   return -1;
 }
 
+// How long a pair's client may run before it is killed.
+double pair_limit_s(const spec::TestSpec& spec) {
+  return spec.duration_s > 0 ? spec.duration_s + spec.omit_s + kPairAllowance_s : kCountedPairLimit_s;
+}
+
 PairResult run_pair(const std::string& binary, const fs::path& scratch, const config::Config& config,
-                    const Host& from, const Host& to) {
+                    const Host& from, const Host& to, bool to_lost, const std::function<void()>& alive) {
   PairResult pair;
   pair.from = from.rank, pair.to = to.rank, pair.from_address = from.address, pair.to_address = to.address;
-  if (!to.listening) {
-    pair.reason = "rank " + std::to_string(to.rank) + " is not listening: " + to.reason;
+  if (!to.listening || to_lost) {
+    pair.reason = "rank " + std::to_string(to.rank) +
+                  (to_lost ? " is lost: it stopped answering rank 0" : " is not listening: " + to.reason);
     return pair;
   }
   const fs::path out = scratch / "pair.out", errors = scratch / "pair.err";
@@ -83,59 +95,14 @@ PairResult run_pair(const std::string& binary, const fs::path& scratch, const co
     pair.reason = "cannot run " + binary;
     return pair;
   }
-  const spec::TestSpec& spec = config.spec;
-  const double limit = spec.duration_s > 0 ? spec.duration_s + spec.omit_s + kPairAllowance_s : kCountedPairLimit_s;
-  util::ProcessEnd end = util::wait_for_process(pid, limit);
+  const double limit = pair_limit_s(config.spec);
+  util::ProcessEnd end = util::wait_for_process(pid, limit, alive);
   pair = pair_from_run(pair, end.exit_code, read_file(out), last_complaint(errors));
   if (end.killed_at_deadline) {
     pair.ok = false;
     pair.reason = "the test took longer than " + std::to_string(static_cast<int>(limit)) + " s and was killed";
   }
   return pair;
-}
-
-// Rank 0's book of what the ranks sent, round by round: each rank's pairs, or why what it sent
-// could not be read (its later rounds are still read).
-struct Gathered {
-  std::vector<std::vector<PairResult>> by_rank;
-  std::vector<std::string> problems;
-};
-
-// One round's texts from every rank into the book, and each pair into --mesh-results as a JSON
-// line, flushed, so a run cut short keeps every round it finished.
-void take_round(Gathered& book, const std::vector<std::string>& texts, std::size_t round, std::ofstream* results) {
-  for (std::size_t rank = 0; rank < texts.size(); ++rank) try {
-      for (PairResult& pair : parse_pairs(texts[rank], static_cast<std::uint32_t>(texts.size()))) {
-        if (results) {
-          nlohmann::ordered_json line = {{"round", round + 1}};
-          line.update(to_json(pair));
-          *results << line.dump() << '\n';
-        }
-        book.by_rank[rank].push_back(std::move(pair));
-      }
-    } catch (const std::invalid_argument& error) {
-      book.problems[rank] = error.what();
-    }
-  if (results) results->flush();
-}
-
-// Rank 0: every scheduled pair, from what its client rank sent or, where it sent nothing usable, failed.
-std::vector<PairResult> collect(const std::vector<Round>& schedule, const std::vector<Host>& hosts,
-                                const Gathered& book) {
-  std::vector<PairResult> pairs;
-  for (const Round& round : schedule)
-    for (const Pair& scheduled : round) {
-      PairResult pair;
-      pair.from = scheduled.from, pair.to = scheduled.to;
-      pair.from_address = hosts[pair.from].address, pair.to_address = hosts[pair.to].address;
-      const std::string& problem = book.problems[pair.from];
-      pair.reason = problem.empty() ? "rank " + std::to_string(pair.from) + " sent no result for it"
-                                    : "rank " + std::to_string(pair.from) + " sent " + problem;
-      for (const PairResult& candidate : book.by_rank[pair.from])
-        if (candidate.from == pair.from && candidate.to == pair.to) pair = candidate;
-      pairs.push_back(std::move(pair));
-    }
-  return pairs;
 }
 
 // --mesh-results on rank 0: FILE opened to append, or null with a warning (the report is still
@@ -183,34 +150,34 @@ int run_mesh(const config::Config& config, const std::string& binary) {
     try {
       hosts.push_back(decode_host(record, rank));
     } catch (const std::invalid_argument& error) {  // every rank reads the same records, and goes on alike
-      hosts.push_back(Host{rank, "rank " + std::to_string(rank), 0, false, error.what()});
+      hosts.push_back(Host{rank, "rank " + std::to_string(rank), 0, false, error.what(), ""});
     }
   }
   const Schedule schedule = parse_schedule(config.mesh_schedule).value_or(Schedule::all);
   const std::vector<Round> plan = rounds(world.size(), schedule);
+  const RunRound run_mine = [&](std::size_t round, const std::vector<bool>& lost, const std::function<void()>& alive) {
+    nlohmann::ordered_json mine = nlohmann::ordered_json::array();
+    for (const Pair& pair : plan[round])
+      if (pair.from == world.rank())
+        mine.push_back(to_json(run_pair(binary, scratch, config, hosts[pair.from], hosts[pair.to], lost[pair.to], alive)));
+    return mine.dump();
+  };
+  const double round_limit_s = pair_limit_s(config.spec) + kRoundAllowance_s;
   const bool first = world.rank() == 0;
   std::unique_ptr<std::ofstream> results = first ? open_results(config.mesh_results) : nullptr;
-  Gathered book{std::vector<std::vector<PairResult>>(hosts.size()), std::vector<std::string>(hosts.size())};
-  for (std::size_t r = 0; r < plan.size(); ++r) {
-    world.barrier();  // the last round's tests are over everywhere
-    nlohmann::ordered_json mine = nlohmann::ordered_json::array();
-    for (const Pair& pair : plan[r])
-      if (pair.from == world.rank()) mine.push_back(to_json(run_pair(binary, scratch, config, hosts[pair.from], hosts[pair.to])));
-    // After every round, not only at the end: whatever happens later, rank 0 holds this one. (A
-    // gather is no barrier: a rank with nothing to send returns from it at once.)
-    std::vector<std::string> texts = world.gather_to_first(mine.dump());
-    if (first) take_round(book, texts, r, results.get());
-  }
-  world.barrier();  // no server stops while a test of the last round may still run against it
+  RoundBook book(world.size(), results.get(), world.size() <= kRanksWithReports);
+  const bool followed = first ? (conduct_rounds(world, plan, book, run_mine, {round_limit_s, config.stall_timeout_s}), true)
+                              : follow_rounds(world, plan, run_mine, round_limit_s);
   if (server > 0) {
     ::kill(server, SIGTERM);
     util::wait_for_process(server, 10);
   }
   std::error_code ignored;
   fs::remove_all(scratch, ignored);
-  if (world.rank() != 0) return 0;
+  if (!first) return followed ? 0 : 1;
+  for (Host& host : hosts) host.lost = book.lost(host.rank);
   MeshRun run{schedule, plan.size(), workloads::describe(config.spec), config.spec.direction == spec::Direction::reverse,
-              config.mesh_slow_fraction, hosts, collect(plan, hosts, book)};
+              config.mesh_slow_fraction, hosts, book.collect(plan, hosts)};
   if (config.output == config::OutputFormat::text) std::cout << mesh_text(run);
   else std::cout << mesh_json(run).dump(2) << "\n";
   std::cout.flush();

@@ -30,6 +30,9 @@ pid_t spawn_process(const std::string& binary, const std::vector<std::string>& a
   const int out_flags = O_WRONLY | O_CREAT | O_TRUNC;
   posix_spawn_file_actions_addopen(&actions, 1, stdout_path.empty() ? "/dev/null" : stdout_path.c_str(), out_flags, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, stderr_path.empty() ? "/dev/null" : stderr_path.c_str(), out_flags, 0600);
+  // Nothing else of the parent's: under mpirun a child holding MPI's sockets keeps a dead rank
+  // looking alive to its daemon, and the whole job's MPI_Finalize waits for it.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   pid_t pid = -1;
   const int error = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -75,7 +78,7 @@ ProcessEnd reap_process(pid_t pid) {
   return end;
 }
 
-ProcessEnd wait_for_process(pid_t pid, double deadline_s) {
+ProcessEnd wait_for_process(pid_t pid, double deadline_s, const std::function<void()>& each_second) {
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   bool killed = false;
   if (pidfd >= 0) {
@@ -83,9 +86,14 @@ ProcessEnd wait_for_process(pid_t pid, double deadline_s) {
     for (;;) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       pollfd exited{pidfd, POLLIN, 0};
-      const int ready = ::poll(&exited, 1, static_cast<int>(std::max<long long>(0, left.count())));
+      const long long wait_ms = std::max<long long>(0, left.count());
+      const int ready = ::poll(&exited, 1, static_cast<int>(each_second ? std::min<long long>(wait_ms, 1000) : wait_ms));
       if (ready > 0) break;
       if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0 && wait_ms > 1000 && each_second) {
+        each_second();
+        continue;
+      }
       ::kill(pid, SIGKILL);
       killed = true;
       break;

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,9 @@ std::string read_child_file(const std::string& path);
 // and at most 300 bytes: what it said went wrong.
 std::string last_complaint(const std::string& text);
 
-// Blocks until `pid` ends, killing it with SIGKILL after `deadline_s` seconds (a pidfd's poll).
-ProcessEnd wait_for_process(pid_t pid, double deadline_s);
+// Blocks until `pid` ends, killing it with SIGKILL after `deadline_s` seconds (a pidfd's poll);
+// `each_second`, when given, runs once a second while it waits (a mesh rank's "alive" to rank 0).
+ProcessEnd wait_for_process(pid_t pid, double deadline_s, const std::function<void()>& each_second = {});
 // Reaps `pid` (which has ended, or will) and says how it ended.
 ProcessEnd reap_process(pid_t pid);
 

@@ -1,0 +1,52 @@
+// Rank 0's book of a mesh's rounds: every pair the ranks reported, as each round's messages
+// arrive, appended to --mesh-results as JSON lines (flushed, so a run cut short keeps every round
+// it finished), and the ranks that were lost on the way. Plain data, no MPI: tests/mesh feeds it
+// 512 ranks' rounds to bound rank 0's memory and time. Owner: rank 0's main thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mesh/pair_result.hpp"
+#include "mesh/schedule.hpp"
+
+namespace testio::mesh {
+
+// What a rank sends rank 0 after a round: "ROUND\n" and its pairs as a JSON array.
+std::string round_message(std::size_t round, const std::string& pairs_json);
+
+class RoundBook {
+ public:
+  // `results` (may be null) receives each pair as a line; without `keep_reports` a pair's full
+  // report goes only there, and the book keeps its figures (a fleet's reports do not fit in memory:
+  // 512 ranks' `all` is 261,632 pairs of some 12 KB each).
+  RoundBook(std::uint32_t ranks, std::ostream* results, bool keep_reports);
+
+  // One rank's round_message(). A pair is kept only where `rank` is its client; text that cannot
+  // be read is noted against the rank (it fails the pairs it did not report). The round the
+  // message named, when it could be read.
+  std::optional<std::size_t> take(std::uint32_t rank, std::string_view message);
+  // `rank` answered nothing for `round` (0-based): its later pairs, and the others' toward it, fail.
+  void lose(std::uint32_t rank, std::size_t round, std::string why);
+  const std::string& lost(std::uint32_t rank) const { return lost_[rank]; }
+
+  // Every scheduled pair: as its client reported it, or failed with why nothing came.
+  std::vector<PairResult> collect(const std::vector<Round>& plan, const std::vector<Host>& hosts) const;
+  std::size_t pairs_kept() const { return pairs_.size(); }
+
+ private:
+  std::uint32_t ranks_;
+  std::ostream* results_;
+  bool keep_reports_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, PairResult> pairs_;  // by (from, to)
+  std::vector<std::string> problems_;  // per rank: why what it sent could not be read
+  std::vector<std::string> lost_;      // per rank: why it is no longer in the rounds
+};
+
+}  // namespace testio::mesh
