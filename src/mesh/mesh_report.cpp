@@ -44,6 +44,18 @@ std::string matrix_text(const MeshRun& run) {
   return text;
 }
 
+double median_out(const std::vector<HostTotals>& totals) {
+  std::vector<double> outs;
+  for (const HostTotals& host : totals) outs.push_back(host.out_bits_per_second);
+  return median(outs);
+}
+
+// A host that sent less than --mesh-slow of the median host, over all its pairs.
+bool is_slow(const MeshRun& run, const std::vector<HostTotals>& totals, std::size_t host) {
+  const double middle = median_out(totals);
+  return middle > 0 && totals[host].out_bits_per_second < run.slow_fraction * middle;
+}
+
 std::string findings_text(const MeshRun& run, const std::vector<HostTotals>& totals) {
   std::string text;
   std::vector<const PairResult*> ok;
@@ -57,11 +69,9 @@ std::string findings_text(const MeshRun& run, const std::vector<HostTotals>& tot
             printf_text("%.2f Gbit/s", ok[i]->bits_per_second / 1e9);
   }
   if (!ok.empty()) text += "\n";
-  std::vector<double> outs;
-  for (const HostTotals& host : totals) outs.push_back(host.out_bits_per_second);
-  const double middle = median(outs);
+  const double middle = median_out(totals);
   for (std::size_t i = 0; i < totals.size(); ++i)
-    if (middle > 0 && totals[i].out_bits_per_second < run.slow_fraction * middle)
+    if (is_slow(run, totals, i))
       text += "slow host: rank " + std::to_string(i) + " (" + run.hosts[i].address + ") sent " +
               printf_text("%.2f", totals[i].out_bits_per_second / 1e9) + " Gbit/s over its pairs, below " +
               printf_text("%.0f%%", run.slow_fraction * 100) + " of the median " + printf_text("%.2f", middle / 1e9) + "\n";
@@ -127,6 +137,7 @@ nlohmann::ordered_json mesh_json(const MeshRun& run) {
   for (std::size_t i = 0; i < run.hosts.size(); ++i)
     hosts.push_back({{"rank", i}, {"address", run.hosts[i].address}, {"port", run.hosts[i].port},
                      {"listening", run.hosts[i].listening}, {"reason", run.hosts[i].reason}, {"lost", run.hosts[i].lost},
+                     {"slow", is_slow(run, totals, i)},
                      {"out_bits_per_second", totals[i].out_bits_per_second},
                      {"in_bits_per_second", totals[i].in_bits_per_second}, {"sent_bytes", totals[i].sent_bytes},
                      {"received_bytes", totals[i].received_bytes}, {"failed_pairs", totals[i].failed_pairs}});
