@@ -25,16 +25,10 @@
 # MPI (its daemons' traffic and the ranks' messages) on the management network only.
 set -euo pipefail
 
-usage() {
-  sed -n '5,10p' "$0" | sed 's/^# *//' >&2
-  exit 2
-}
-
-[ $# -ge 2 ] || usage
-action=$1
-name=$2
+usage_lines='5,10p'
+source "$(dirname "$0")/netns-lib.sh"
+start_command fabric 30 "$@"
 shift 2
-[[ "$name" =~ ^[A-Za-z0-9_-]{1,30}$ ]] || { echo "fabric name '$name' must be 1-30 letters, digits, - or _" >&2; exit 2; }
 
 hosts=0
 mtu=9000
@@ -61,8 +55,6 @@ parse_options() {
 
 switch="$name-sw"
 host_ns() { echo "$name-h$1"; }
-in_ns() { ip netns exec "$@"; }
-exists() { ip netns list | awk '{print $1}' | grep -qxF -- "$1"; }
 ours() { ip netns list | awk '{print $1}' | grep -E -- "^$name-(sw|h[0-9]+)\$" || true; }
 
 down() {
@@ -76,13 +68,6 @@ check_free() {
     echo "namespaces of fabric $name already exist: pick another name, or remove them with 'down'" >&2
     exit 1
   fi
-}
-
-quiet_namespace() {
-  in_ns "$1" ip link set lo up
-  # No router solicitations or DAD delays: the links must be usable at once and quiet.
-  in_ns "$1" sysctl -qw net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.all.accept_dad=0 \
-    net.ipv6.conf.default.accept_dad=0
 }
 
 rate_of() {

@@ -24,7 +24,7 @@ udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/datagram.cpp src/stats/
              src/workloads/latency/probe_datagram.cpp)
 url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp src/workloads/rpm/nq_config.cpp)
 http_sources=(tests/fuzz/http_request_fuzzer.cpp src/metrics/http_request.cpp src/metrics/probe.cpp)
-mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp)
+mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp src/mesh/round_book.cpp src/mesh/schedule.cpp)
 
 # The targets are built by ninja from a file written here: each source is compiled once (the
 # targets share some), two at a time, again only when it or a header it includes changed (clang's

@@ -26,16 +26,10 @@
 # deleting a namespace deletes the veth ends inside it, and with them their qdiscs.
 set -euo pipefail
 
-usage() {
-  sed -n '5,7p' "$0" | sed 's/^# *//' >&2
-  exit 2
-}
-
-[ $# -ge 2 ] || usage
-action=$1
-name=$2
+usage_lines='5,7p'
+source "$(dirname "$0")/netns-lib.sh"
+start_command testbed 40 "$@"
 shift 2
-[[ "$name" =~ ^[A-Za-z0-9_-]{1,40}$ ]] || { echo "testbed name '$name' must be 1-40 letters, digits, - or _" >&2; exit 2; }
 
 links=1
 rate=""
@@ -66,8 +60,6 @@ done
 ns_a="$name-a"
 ns_b="$name-b"
 
-in_ns() { ip netns exec "$@"; }
-exists() { ip netns list | awk '{print $1}' | grep -qxF -- "$1"; }
 
 down() {
   # Only what this name created; a namespace that is not there is fine.
@@ -91,10 +83,7 @@ up() {
   ip netns add "$ns_a"
   ip netns add "$ns_b"
   for ns in "$ns_a" "$ns_b"; do
-    in_ns "$ns" ip link set lo up
-    # No router solicitations or DAD delays: the links must be usable at once and quiet.
-    in_ns "$ns" sysctl -qw net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.all.accept_dad=0 \
-      net.ipv6.conf.default.accept_dad=0
+    quiet_namespace "$ns"
     [ -z "$cc" ] || in_ns "$ns" sysctl -qw "net.ipv4.tcp_congestion_control=$cc"
   done
   for k in $(seq 1 "$links"); do

@@ -35,9 +35,9 @@ constexpr double kListenWait_s = 10;          // for the server child to say it 
 constexpr double kPairAllowance_s = 30;       // beyond -O + -t: connections, results, a slow peer
 constexpr double kCountedPairLimit_s = 600;   // a counted test (-n, --num) has no window to add to
 constexpr double kRoundAllowance_s = 15;      // beyond a pair's limit, for a rank to report its round
-// Up to 64 hosts (4,032 pairs in `all`) rank 0 keeps each pair's full report for --json; a larger
-// mesh's reports go to --mesh-results only (see round_book.hpp).
-constexpr std::uint32_t kRanksWithReports = 64;
+// Rank 0 keeps the pairs' full reports for --json while they total 64 MB as text (some 200 MB
+// parsed: 64 ranks' `all` with 1-connection 10 s tests); past it, --mesh-results alone holds them.
+constexpr std::size_t kReportBudget = 64'000'000;
 
 std::string read_file(const fs::path& path) { return util::read_child_file(path.string()); }
 
@@ -165,7 +165,7 @@ int run_mesh(const config::Config& config, const std::string& binary) {
   const double round_limit_s = pair_limit_s(config.spec) + kRoundAllowance_s;
   const bool first = world.rank() == 0;
   std::unique_ptr<std::ofstream> results = first ? open_results(config.mesh_results) : nullptr;
-  RoundBook book(world.size(), results.get(), world.size() <= kRanksWithReports);
+  RoundBook book(world.size(), results.get(), kReportBudget);
   const bool followed = first ? (conduct_rounds(world, plan, book, run_mine, {round_limit_s, config.stall_timeout_s}), true)
                               : follow_rounds(world, plan, run_mine, round_limit_s);
   if (server > 0) {
@@ -176,8 +176,12 @@ int run_mesh(const config::Config& config, const std::string& binary) {
   fs::remove_all(scratch, ignored);
   if (!first) return followed ? 0 : 1;
   for (Host& host : hosts) host.lost = book.lost(host.rank);
+  const bool reports_dropped = book.reports_dropped();
   MeshRun run{schedule, plan.size(), workloads::describe(config.spec), config.spec.direction == spec::Direction::reverse,
-              config.mesh_slow_fraction, hosts, book.collect(plan, hosts)};
+              config.mesh_slow_fraction, hosts, std::move(book).collect(plan, hosts)};
+  if (reports_dropped && config.output == config::OutputFormat::json)
+    std::cerr << "testio: the pairs' full reports passed " << kReportBudget / 1'000'000
+              << " MB, so mesh.pairs[].report is null: --mesh-results FILE holds them\n";
   if (config.output == config::OutputFormat::text) std::cout << mesh_text(run);
   else std::cout << mesh_json(run).dump(2) << "\n";
   std::cout.flush();

@@ -9,8 +9,8 @@ std::string round_message(std::size_t round, const std::string& pairs_json) {
   return std::to_string(round) + "\n" + pairs_json;
 }
 
-RoundBook::RoundBook(std::uint32_t ranks, std::ostream* results, bool keep_reports)
-    : ranks_(ranks), results_(results), keep_reports_(keep_reports), problems_(ranks), lost_(ranks) {}
+RoundBook::RoundBook(std::uint32_t ranks, std::ostream* results, std::size_t report_budget)
+    : ranks_(ranks), results_(results), report_budget_(report_budget), problems_(ranks), lost_(ranks) {}
 
 std::optional<std::size_t> RoundBook::take(std::uint32_t rank, std::string_view message) {
   const std::size_t newline = message.find('\n');
@@ -20,6 +20,11 @@ std::optional<std::size_t> RoundBook::take(std::uint32_t rank, std::string_view 
     problems_[rank] = "a message without its round";
     return std::nullopt;
   }
+  report_bytes_ += message.size();
+  if (!reports_dropped_ && report_bytes_ > report_budget_) {
+    reports_dropped_ = true;
+    for (auto& [ranks, kept] : pairs_) kept.report = nullptr;
+  }
   try {
     for (PairResult& pair : parse_pairs(message.substr(newline + 1), ranks_)) {
       if (pair.from != rank) throw std::invalid_argument("a pair of rank " + std::to_string(pair.from) + "'s");
@@ -28,7 +33,7 @@ std::optional<std::size_t> RoundBook::take(std::uint32_t rank, std::string_view 
         line.update(to_json(pair));
         *results_ << line.dump() << '\n';
       }
-      if (!keep_reports_) pair.report = nullptr;
+      if (reports_dropped_) pair.report = nullptr;
       pairs_[{pair.from, pair.to}] = std::move(pair);
     }
   } catch (const std::invalid_argument& error) {
@@ -42,12 +47,12 @@ void RoundBook::lose(std::uint32_t rank, std::size_t round, std::string why) {
   lost_[rank] = "lost in round " + std::to_string(round + 1) + ": " + std::move(why);
 }
 
-std::vector<PairResult> RoundBook::collect(const std::vector<Round>& plan, const std::vector<Host>& hosts) const {
+std::vector<PairResult> RoundBook::collect(const std::vector<Round>& plan, const std::vector<Host>& hosts) && {
   std::vector<PairResult> pairs;
   for (const Round& round : plan)
     for (const Pair& scheduled : round) {
       if (const auto found = pairs_.find({scheduled.from, scheduled.to}); found != pairs_.end()) {
-        pairs.push_back(found->second);
+        pairs.push_back(std::move(found->second));
         continue;
       }
       PairResult pair;

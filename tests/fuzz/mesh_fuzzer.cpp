@@ -1,12 +1,16 @@
 // libFuzzer target: what rank 0 reads from the other ranks over MPI, the hosts' records and each
-// rank's pairs. Neither parser may crash, hang or leak; what they accept names ranks in range.
+// rank's round messages (a round number and its pairs). No parser may crash, hang or leak; what
+// they accept names ranks in range, and the book keeps only the sending rank's own pairs.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "mesh/pair_result.hpp"
+#include "mesh/round_book.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace testio::mesh;
@@ -23,5 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (pair.from >= kRanks || pair.to >= kRanks || pair.from == pair.to) std::abort();
   } catch (const std::invalid_argument&) {
   }
+  RoundBook book(kRanks, nullptr, 1 << 20);
+  book.take(5, bytes);
+  for (const PairResult& pair : std::move(book).collect(rounds(kRanks, Schedule::all), std::vector<Host>(kRanks)))
+    if (pair.ok && pair.from != 5) std::abort();
   return 0;
 }

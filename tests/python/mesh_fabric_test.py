@@ -15,6 +15,7 @@ import sys
 import tempfile
 
 import harness
+from mesh_results import rounds_in, whole_rounds
 from harness import Skip, check, test
 
 SCRIPT = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -145,26 +146,6 @@ def a_link_cut_halfway_fails_its_later_pairs_with_reasons_and_the_rest_are_measu
             check(2 in (pair["from"], pair["to"]) and pair["reason"], f"{pair['from']} -> {pair['to']}: {pair['reason']}")
             # Found by the connection's own limits (connect, the stalled peer), not the pair deadline.
             check("was killed" not in pair["reason"], f"{pair['from']} -> {pair['to']}: {pair['reason']}")
-
-
-def rounds_in(path):
-    """{round: [pairs]} of a --mesh-results file (a line still being written is left out)."""
-    rounds = {}
-    if os.path.exists(path):
-        with open(path) as lines:
-            for line in lines:
-                if not line.endswith("\n"):
-                    break
-                pair = json.loads(line)
-                rounds.setdefault(pair["round"], []).append(pair)
-    return rounds
-
-
-def whole_rounds(path):
-    rounds, whole = rounds_in(path), 0
-    while len(rounds.get(whole + 1, [])) == 2:
-        whole += 1
-    return whole
 
 
 if __name__ == "__main__":

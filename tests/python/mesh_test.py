@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 import harness
+from mesh_results import rounds_in, whole_rounds
 from harness import Skip, check, test, testio
 from http_servers import free_port
 
@@ -123,28 +124,6 @@ def rank_processes(mpirun_pid):
     return ranks
 
 
-def rounds_in(path):
-    """{round: [pairs]} of a --mesh-results file."""
-    rounds = {}
-    if os.path.exists(path):
-        with open(path) as lines:
-            for line in lines:
-                if not line.endswith("\n"):
-                    break  # being written
-                pair = json.loads(line)
-                rounds.setdefault(pair["round"], []).append(pair)
-    return rounds
-
-
-def complete_rounds(path):
-    """How many rounds from the first are whole (both pairs of four ranks) in a results file."""
-    rounds = rounds_in(path)
-    whole = 0
-    while len(rounds.get(whole + 1, [])) == 2:
-        whole += 1
-    return whole
-
-
 @test
 def each_round_is_in_the_results_file_and_a_rank_killed_loses_no_finished_round():
     if not WITH_MPI:
@@ -168,7 +147,7 @@ def each_round_is_in_the_results_file_and_a_rank_killed_loses_no_finished_round(
         # Pairs are appended as their ranks report them: every round before the last in the file
         # is whole, the last may hold the pairs that ended before the kill.
         rounds = rounds_in(cut)
-        check(complete_rounds(cut) >= 2 and sorted(rounds) == list(range(1, len(rounds) + 1))
+        check(whole_rounds(cut) >= 2 and sorted(rounds) == list(range(1, len(rounds) + 1))
               and all(len(rounds[r]) == 2 for r in range(1, len(rounds))),
               f"the rounds kept: { {r: len(p) for r, p in rounds.items()} }")
         for r in sorted(rounds):
@@ -184,7 +163,7 @@ def kill_rank_three_after_two_rounds(results, *mpirun_options, mesh_options=()):
                             "-p", port, "-t", "1", "--mesh-results", results, *mesh_options], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, env=MPI_ENV)
     try:
-        harness.wait_until(lambda: complete_rounds(results) >= 2, 120, "two whole rounds in the results file")
+        harness.wait_until(lambda: whole_rounds(results) >= 2, 120, "two whole rounds in the results file")
         victim = rank_processes(run.pid).get(3)
         check(victim, "no rank 3 among mpirun's children")
         os.kill(victim, 9)
@@ -218,7 +197,7 @@ def with_enable_recovery_the_rounds_go_on_without_a_killed_rank():
         failed = [p for p in pairs if not p["ok"]]
         check(failed and all(3 in (p["from"], p["to"]) and "rank 3" in p["reason"] for p in failed),
               f"{[(p['from'], p['to'], p['reason']) for p in failed]}")
-        check(complete_rounds(results) >= 2, "the results file lost a whole round")
+        check(whole_rounds(results) >= 2, "the results file lost a whole round")
 
 
 @test
