@@ -197,7 +197,7 @@ void add_general_options(OptionTable& options) {
     ("max-pending-per-peer", "Server: connections one address may hold in their handshake (beyond those its "
        "running test opens); more are refused at once", value().default_value("32"), "N")
     ("stall-timeout", "Both: a peer that says nothing for this long (it says it is alive every second) has "
-       "stopped: the test ends on both sides; 0 never", value().default_value("10"), "SECONDS")
+       "stopped: the test ends on both sides (--mesh: a rank silent this long is lost); 0 never", value().default_value("10"), "SECONDS")
     ("max-wait", "Client: how long to wait in a busy server's queue before giving up", value().default_value("60"),
        "SECONDS");
   // clang-format on

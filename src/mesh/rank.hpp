@@ -1,9 +1,9 @@
 // `mpirun ... testio --mesh [options] [N]`: what each rank does. It starts testio's server on its
 // own address as a child process, tells every other rank where it listens (MPI_Allgather), then
-// runs the schedule's rounds in step (a barrier before each): in a round a rank is the client of
-// at most one pair, run as a child `testio -c` with the test as a profile and a deadline. At the
-// end every rank's pairs go to rank 0 (MPI_Gatherv), which prints the one report. Owner: the
-// main thread; MPI is used from it alone.
+// runs the schedule's rounds as rank 0 says (rounds.hpp): in a round a rank is the client of at
+// most one pair, run as a child `testio -c` with the test as a profile and a deadline, and reports
+// the round's pairs to rank 0, which prints the one report. Owner: the main thread; MPI is used
+// from it alone.
 #pragma once
 
 #include <cstdint>
