@@ -10,7 +10,6 @@
 #include <cstring>
 #include <memory>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -27,7 +26,6 @@
 namespace testio::mesh {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr std::size_t kHostRecord = 512;      // bytes per rank in the MPI_Allgather of hosts
@@ -39,29 +37,24 @@ constexpr double kRoundAllowance_s = 15;      // beyond a pair's limit, for a ra
 // parsed: 64 ranks' `all` with 1-connection 10 s tests); past it, --mesh-results alone holds them.
 constexpr std::size_t kReportBudget = 64'000'000;
 
-std::string read_file(const fs::path& path) { return util::read_child_file(path.string()); }
-
-std::string last_complaint(const fs::path& path) { return util::last_complaint(read_file(path)); }
-
-
-// This rank's server, a child `testio -s` on its address; its pid, or -1 with the reason in `host`.
-pid_t start_server(const std::string& binary, const fs::path& scratch, Host& host) {
-  const fs::path errors = scratch / "server.err";
-  const pid_t pid = util::spawn_process(binary, {"-s", "-B", host.address, "-p", std::to_string(host.port)}, "",
-                                        errors.string());
+// This rank's server, a child `testio -s` on its address writing to `errors`; its pid, or -1
+// with the reason in `host`.
+pid_t start_server(const std::string& binary, const util::MemoryFile& errors, Host& host) {
+  const pid_t pid =
+      util::spawn_process(binary, {"-s", "-B", host.address, "-p", std::to_string(host.port)}, {-1, errors.fd(), -1});
   if (pid < 0) {
     host.reason = "cannot run " + binary;
     return -1;
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kListenWait_s);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (read_file(errors).find("listening on") != std::string::npos) {
+    if (errors.text().find("listening on") != std::string::npos) {
       host.listening = true;
       return pid;
     }
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) {
-      host.reason = last_complaint(errors);
+      host.reason = util::last_complaint(errors.text());
       return -1;
     }
     std::this_thread::sleep_for(20ms);
@@ -77,27 +70,29 @@ double pair_limit_s(const spec::TestSpec& spec) {
   return spec.duration_s > 0 ? spec.duration_s + spec.omit_s + kPairAllowance_s : kCountedPairLimit_s;
 }
 
-PairResult run_pair(const std::string& binary, const fs::path& scratch, const config::Config& config,
+// One pair's client, given the test as a profile (`test`: the child's --config /dev/fd/3).
+PairResult run_pair(const std::string& binary, const util::MemoryFile* test, const config::Config& config,
                     const Host& from, const Host& to, bool to_lost, const std::function<void()>& alive) {
   PairResult pair;
   pair.from = from.rank, pair.to = to.rank, pair.from_address = from.address, pair.to_address = to.address;
-  if (!to.listening || to_lost) {
-    pair.reason = "rank " + std::to_string(to.rank) +
-                  (to_lost ? " is lost: it stopped answering rank 0" : " is not listening: " + to.reason);
+  if (!to.listening || to_lost || !test) {
+    pair.reason = !test ? "rank " + std::to_string(from.rank) + " " + from.reason
+                        : "rank " + std::to_string(to.rank) +
+                              (to_lost ? " is lost: it stopped answering rank 0" : " is not listening: " + to.reason);
     return pair;
   }
-  const fs::path out = scratch / "pair.out", errors = scratch / "pair.err";
+  const util::MemoryFile out("testio-pair-out"), errors("testio-pair-err");
   const pid_t pid = util::spawn_process(binary,
-                                        {"-c", to.address, "-p", std::to_string(to.port), "--config",
-                                         (scratch / "test.json").string(), "-B", from.address, "--json"},
-                                        out.string(), errors.string());
+                                        {"-c", to.address, "-p", std::to_string(to.port), "--config", "/dev/fd/3",
+                                         "-B", from.address, "--json"},
+                                        {out.fd(), errors.fd(), test->fd()});
   if (pid < 0) {
     pair.reason = "cannot run " + binary;
     return pair;
   }
   const double limit = pair_limit_s(config.spec);
   util::ProcessEnd end = util::wait_for_process(pid, limit, alive);
-  pair = pair_from_run(pair, end.exit_code, read_file(out), last_complaint(errors));
+  pair = pair_from_run(pair, end.exit_code, out.text(), util::last_complaint(errors.text()));
   if (end.killed_at_deadline) {
     pair.ok = false;
     pair.reason = "the test took longer than " + std::to_string(static_cast<int>(limit)) + " s and was killed";
@@ -136,14 +131,17 @@ int run_mesh(const config::Config& config, const std::string& binary) {
   ::gethostname(name, sizeof name - 1);
   me.address = config.bind_address.empty() ? std::string(name) : address_of_rank(config.bind_address, world.rank());
   // Nothing below throws before the gather: a rank that left early would leave the others waiting.
-  std::string scratch_name = (fs::temp_directory_path() / "testio-mesh-XXXXXX").string();
-  const bool scratch_made = ::mkdtemp(scratch_name.data()) != nullptr;
-  const fs::path scratch = scratch_name;
-  if (scratch_made)
-    std::ofstream(scratch / "test.json") << nlohmann::json{{"spec", spec::to_json(config.spec, spec::Form::report)}}.dump();
-  else
-    me.reason = "cannot make a scratch directory in " + fs::temp_directory_path().string();
-  const pid_t server = scratch_made ? start_server(binary, scratch, me) : -1;
+  // The children's files live in memory, not in a scratch directory: a rank killed outright
+  // leaves nothing on disk (and its children die with it: util::spawn_process).
+  std::unique_ptr<util::MemoryFile> test, server_errors;
+  try {
+    test = std::make_unique<util::MemoryFile>("testio-mesh-test");
+    test->write_all(nlohmann::json{{"spec", spec::to_json(config.spec, spec::Form::report)}}.dump());
+    server_errors = std::make_unique<util::MemoryFile>("testio-mesh-server");
+  } catch (const std::system_error& error) {
+    me.reason = std::string("cannot hold its children's files: ") + error.what();
+  }
+  const pid_t server = server_errors ? start_server(binary, *server_errors, me) : -1;
   std::vector<Host> hosts;
   for (const std::string& record : world.all_gather(encode_host(me), kHostRecord)) {
     const auto rank = static_cast<std::uint32_t>(hosts.size());
@@ -159,22 +157,21 @@ int run_mesh(const config::Config& config, const std::string& binary) {
     nlohmann::ordered_json mine = nlohmann::ordered_json::array();
     for (const Pair& pair : plan[round])
       if (pair.from == world.rank())
-        mine.push_back(to_json(run_pair(binary, scratch, config, hosts[pair.from], hosts[pair.to], lost[pair.to], alive)));
+        mine.push_back(to_json(run_pair(binary, test.get(), config, hosts[pair.from], hosts[pair.to], lost[pair.to], alive)));
     return mine.dump();
   };
   const double round_limit_s = pair_limit_s(config.spec) + kRoundAllowance_s;
   const bool first = world.rank() == 0;
   std::unique_ptr<std::ofstream> results = first ? open_results(config.mesh_results) : nullptr;
   RoundBook book(world.size(), results.get(), kReportBudget);
-  const bool followed = first ? (conduct_rounds(world, plan, book, run_mine, {round_limit_s, config.stall_timeout_s}), true)
-                              : follow_rounds(world, plan, run_mine, round_limit_s);
+  const RoundsEnd ended = first ? conduct_rounds(world, plan, book, run_mine, {round_limit_s, config.stall_timeout_s})
+                                : follow_rounds(world, plan, run_mine, round_limit_s);
+  if (ended.any_lost) world.leave_without_finalize();
   if (server > 0) {
     ::kill(server, SIGTERM);
     util::wait_for_process(server, 10);
   }
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
-  if (!first) return followed ? 0 : 1;
+  if (!first) return ended.to_the_end ? 0 : 1;
   for (Host& host : hosts) host.lost = book.lost(host.rank);
   const bool reports_dropped = book.reports_dropped();
   MeshRun run{schedule, plan.size(), workloads::describe(config.spec), config.spec.direction == spec::Direction::reverse,

@@ -82,8 +82,8 @@ void await_reports(World& world, std::size_t round, RoundBook& book, std::vector
 
 }  // namespace
 
-void conduct_rounds(World& world, const std::vector<Round>& plan, RoundBook& book, const RunRound& run_mine,
-                    RoundLimits limits) {
+RoundsEnd conduct_rounds(World& world, const std::vector<Round>& plan, RoundBook& book, const RunRound& run_mine,
+                         RoundLimits limits) {
   std::vector<bool> lost(world.size(), false);
   for (std::size_t round = 0; round < plan.size(); ++round) {
     const std::string go = go_message(round, lost);
@@ -95,9 +95,10 @@ void conduct_rounds(World& world, const std::vector<Round>& plan, RoundBook& boo
   // Every rank, the lost too: one that was only slow stops its server now rather than at its own limit.
   const std::string end = go_message(plan.size(), lost);
   for (std::uint32_t rank = 1; rank < world.size(); ++rank) world.send(rank, kGoTag, end, lost[rank] ? 1 : kSendLimit_s);
+  return {true, std::find(lost.begin(), lost.end(), true) != lost.end()};
 }
 
-bool follow_rounds(World& world, const std::vector<Round>& plan, const RunRound& run_mine, double round_limit_s) {
+RoundsEnd follow_rounds(World& world, const std::vector<Round>& plan, const RunRound& run_mine, double round_limit_s) {
   // Rank 0 may run a pair of its own (within a round's limit) and then wait a round's limit for
   // the others before it speaks again.
   const double wait_s = 2 * round_limit_s + 30;
@@ -108,9 +109,9 @@ bool follow_rounds(World& world, const std::vector<Round>& plan, const RunRound&
     if (!round) {
       std::cerr << "testio: rank " << world.rank() << " heard nothing from rank 0 for " << static_cast<int>(wait_s)
                 << " s (it died, hangs, or counted this rank lost); leaving the mesh\n";
-      return false;
+      return {false, true};
     }
-    if (*round >= plan.size()) return true;
+    if (*round >= plan.size()) return {true, std::find(lost.begin(), lost.end(), true) != lost.end()};
     const auto alive = [&world] { world.send(0, kFromRankTag, kAlive, 1); };
     // Rank 0 takes it once its own pair of the round is over: a long report waits that long.
     world.send(0, kFromRankTag, round_message(*round, run_mine(*round, lost, alive)), round_limit_s + kSendLimit_s);

@@ -28,12 +28,17 @@ struct RoundLimits {
   double silence_s = 0;  // a rank heard nothing from this long is lost (0: only the round's limit)
 };
 
-// Rank 0.
-void conduct_rounds(World& world, const std::vector<Round>& plan, RoundBook& book, const RunRound& run_mine,
-                    RoundLimits limits);
+struct RoundsEnd {
+  bool to_the_end = true;  // false: rank 0 fell silent (a sentence on stderr said so)
+  bool any_lost = false;   // a rank was lost on the way
+};
 
-// Any other rank. False, with a sentence on stderr, when rank 0 said nothing for longer than it
-// could take to finish a round (rank 0 died or hangs, or declared this rank lost).
-bool follow_rounds(World& world, const std::vector<Round>& plan, const RunRound& run_mine, double round_limit_s);
+// Rank 0.
+RoundsEnd conduct_rounds(World& world, const std::vector<Round>& plan, RoundBook& book, const RunRound& run_mine,
+                         RoundLimits limits);
+
+// Any other rank. Not to the end when rank 0 said nothing for longer than it could take to finish
+// a round (rank 0 died or hangs, or counted this rank lost).
+RoundsEnd follow_rounds(World& world, const std::vector<Round>& plan, const RunRound& run_mine, double round_limit_s);
 
 }  // namespace testio::mesh

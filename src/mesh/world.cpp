@@ -57,7 +57,9 @@ World::World() {
   size_ = static_cast<std::uint32_t>(size);
 }
 
-World::~World() { MPI_Finalize(); }
+World::~World() {
+  if (finalize_) MPI_Finalize();
+}
 
 std::vector<std::string> World::all_gather(const std::string& mine, std::size_t width) {
   std::string padded = mine.substr(0, width);

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "metrics/child_process.hpp"
 #include "metrics/test_metrics.hpp"
@@ -129,11 +131,21 @@ int run_exporter(const config::ExporterConfig& config) {
   spdlog::info("exporter listening on {} (port {}); probes run {}", config.listen, exporter.listener().port(),
                config.binary);
   asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::steady_timer settle(io);
+  int looks = 0;
+  // Stopped: the running probes end with their killed children and remove their scratch
+  // directories, looked for every 50 ms, for 5 s at most (a scraper's open connection would
+  // otherwise keep the loop going).
+  std::function<void(const asio::error_code&)> when_settled = [&](const asio::error_code& error) {
+    if (error || exporter.probes_running() == 0 || ++looks >= 100) return io.stop();
+    settle.expires_after(std::chrono::milliseconds(50));
+    settle.async_wait(when_settled);
+  };
   signals.async_wait([&](const asio::error_code& error, int) {
     if (error) return;
     exporter.listener().stop();
     kill_children();
-    io.stop();
+    when_settled({});
   });
   asio::co_spawn(io, exporter.listener().serve(), asio::detached);
   io.run();

@@ -23,6 +23,7 @@ class Exporter {
 
   asio::awaitable<HttpResponse> handle(const HttpRequest& request);
   HttpListener& listener() noexcept { return listener_; }
+  std::uint32_t probes_running() const noexcept { return running_; }
 
  private:
   asio::awaitable<HttpResponse> probe(const HttpRequest& request);

@@ -2,7 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,34 +14,110 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 extern char** environ;
 
 namespace testio::util {
 
-pid_t spawn_process(const std::string& binary, const std::vector<std::string>& args, const std::string& stdout_path,
-                    const std::string& stderr_path) {
+namespace {
+
+// Async-signal-safe only: the forked child of a process that may have other threads.
+[[noreturn]] void become_child(const char* binary, char* const* argv, const ChildFiles& files, pid_t parent,
+                               int report) {
+  // Dies with its parent, even one killed with SIGKILL; and if the parent is already gone (it
+  // died between fork and here, so the death signal was never armed for it), dies now.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+  report = ::fcntl(report, F_DUPFD_CLOEXEC, 10);  // out of the way of 0-3
+  const int null = ::open("/dev/null", O_RDWR);
+  if (report < 0 || null < 0 || ::dup2(null, 0) < 0 || ::dup2(files.out >= 0 ? files.out : null, 1) < 0 ||
+      ::dup2(files.err >= 0 ? files.err : null, 2) < 0 || (files.extra >= 0 && ::dup2(files.extra, 3) < 0))
+    ::_exit(127);
+  // Nothing else of the parent's: under mpirun a child holding MPI's sockets keeps a dead rank
+  // looking alive to its daemon, and the whole job's MPI_Finalize waits for it.
+  const unsigned first = files.extra >= 0 ? 4 : 3;
+  ::syscall(SYS_close_range, first, static_cast<unsigned>(report) - 1, 0);
+  ::syscall(SYS_close_range, static_cast<unsigned>(report) + 1, ~0U, 0);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // a thread's blocked signals are not the child's
+  ::execve(binary, argv, environ);
+  const int error = errno;
+  [[maybe_unused]] const ssize_t told = ::write(report, &error, sizeof error);
+  ::_exit(127);
+}
+
+}  // namespace
+
+pid_t spawn_process(const std::string& binary, const std::vector<std::string>& args, const ChildFiles& files) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  const int out_flags = O_WRONLY | O_CREAT | O_TRUNC;
-  posix_spawn_file_actions_addopen(&actions, 1, stdout_path.empty() ? "/dev/null" : stdout_path.c_str(), out_flags, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.empty() ? "/dev/null" : stderr_path.c_str(), out_flags, 0600);
-  // Nothing else of the parent's: under mpirun a child holding MPI's sockets keeps a dead rank
-  // looking alive to its daemon, and the whole job's MPI_Finalize waits for it.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  pid_t pid = -1;
-  const int error = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
+  int report[2];  // the child's exec error, if any; closed by a successful exec
+  if (::pipe2(report, O_CLOEXEC) != 0) return -1;
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) become_child(binary.c_str(), argv.data(), files, parent, report[1]);
+  ::close(report[1]);
+  int error = 0;
+  ssize_t got = -1;
+  while (pid > 0 && (got = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  const int fork_error = errno;
+  ::close(report[0]);
+  if (pid < 0) {
+    errno = fork_error;
+    return -1;
+  }
+  if (got == static_cast<ssize_t>(sizeof error)) {
+    reap_process(pid);
     errno = error;
     return -1;
   }
   return pid;
+}
+
+pid_t spawn_process(const std::string& binary, const std::vector<std::string>& args, const std::string& stdout_path,
+                    const std::string& stderr_path) {
+  const auto open_output = [](const std::string& path) {
+    return path.empty() ? -1 : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  };
+  ChildFiles files{open_output(stdout_path), open_output(stderr_path), -1};
+  const bool opened = (stdout_path.empty() || files.out >= 0) && (stderr_path.empty() || files.err >= 0);
+  const pid_t pid = opened ? spawn_process(binary, args, files) : -1;
+  const int error = errno;
+  for (const int fd : {files.out, files.err})
+    if (fd >= 0) ::close(fd);
+  errno = error;
+  return pid;
+}
+
+MemoryFile::MemoryFile(const char* name) : fd_(::memfd_create(name, MFD_CLOEXEC)) {
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "memfd_create");
+}
+
+MemoryFile::~MemoryFile() { ::close(fd_); }
+
+std::string MemoryFile::text() const {
+  std::string content;
+  char chunk[16384];
+  for (off_t at = 0;;) {
+    const ssize_t got = ::pread(fd_, chunk, sizeof chunk, at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return content;
+    content.append(chunk, static_cast<std::size_t>(got));
+    at += got;
+  }
+}
+
+void MemoryFile::write_all(const std::string& content) {
+  for (std::size_t at = 0; at < content.size();) {
+    const ssize_t put = ::pwrite(fd_, content.data() + at, content.size() - at, static_cast<off_t>(at));
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) throw std::system_error(errno, std::generic_category(), "writing a memory file");
+    at += static_cast<std::size_t>(put);
+  }
 }
 
 std::string own_binary() {

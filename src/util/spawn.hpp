@@ -11,10 +11,40 @@
 
 namespace testio::util {
 
-// posix_spawn of `binary` with `args`: stdin /dev/null, stdout and stderr to the files named
-// (created, truncated; "" is /dev/null). The pid, or -1 with errno.
+// A child's files: each a descriptor of the parent's, or -1 for /dev/null (`extra`: none).
+struct ChildFiles {
+  int out = -1;    // its stdout
+  int err = -1;    // its stderr
+  int extra = -1;  // its descriptor 3, e.g. for `--config /dev/fd/3`
+};
+
+// `binary` with `args` as a child that dies with its parent (PR_SET_PDEATHSIG, SIGKILL: a parent
+// killed with SIGKILL leaves no child behind; the race with a parent that dies first is checked),
+// holding stdin /dev/null, `files`, and no other descriptor of the parent's. Call it from a
+// thread that lives as long as the child may: the death signal follows the thread that forked.
+// The pid, or -1 with errno (the exec's own, when `binary` cannot run).
+pid_t spawn_process(const std::string& binary, const std::vector<std::string>& args, const ChildFiles& files);
+// The same with stdout and stderr to the files named (created, truncated; "" is /dev/null).
 pid_t spawn_process(const std::string& binary, const std::vector<std::string>& args, const std::string& stdout_path,
                     const std::string& stderr_path);
+
+// An anonymous file (memfd) for what a child writes or reads: nothing on disk to leave behind when
+// the parent is killed, gone with its last descriptor. Owner: the thread that made it.
+class MemoryFile {
+ public:
+  // Throws std::system_error. `name` shows in /proc's descriptor links only.
+  explicit MemoryFile(const char* name);
+  ~MemoryFile();
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+
+  int fd() const noexcept { return fd_; }
+  std::string text() const;                    // all written so far, whoever wrote it
+  void write_all(const std::string& content);  // before a child reads it (from its own offset 0)
+
+ private:
+  int fd_ = -1;
+};
 
 struct ProcessEnd {
   bool killed_at_deadline = false;

@@ -4,9 +4,12 @@
 http.server, as node_exporter's textfile collector would read them); `promtool check metrics` on
 every exposition; every PromQL expression of configs/grafana/testio.json returns data. Usage:
 metrics_test.py TESTIO_BINARY. Counts and names only; no rate or time is asserted."""
+import glob
 import json
 import os
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -292,7 +295,80 @@ def bad_metrics_options_are_one_sentence():
         check("cannot listen" in done.stderr, done.stderr)
 
 
-TESTS = [textfile_is_written_whole_and_says_why_a_test_failed, server_metrics_count_tests_refusals_and_bytes,
+def children_of(pid):
+    """Pids whose parent is `pid`, from /proc (zombies left out: they are gone but for a reaper)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@test
+def a_probe_dies_with_its_exporter_killed_outright():
+    before = set(glob.glob("/tmp/testio-probe-*"))
+    with harness.Server() as server, Exporter("--max-probe-time", "30") as exporter:
+        asked, probes = probe_under_way(exporter, server)
+        os.kill(exporter.process.pid, signal.SIGKILL)
+        exporter.process.wait(10)
+        try:
+            harness.wait_until(lambda: not any(alive(pid) for pid in probes), 2, "the probe to die with the exporter")
+        except harness.Failure:
+            for pid in probes:
+                os.kill(pid, signal.SIGKILL)
+            left = sorted(set(glob.glob("/tmp/testio-probe-*")) - before)
+            raise harness.Failure(f"probe {probes} outlived its exporter; scratch left: {left}")
+        finally:
+            # A SIGKILLed exporter cannot remove its probe's scratch directory: this test's to remove.
+            for left in set(glob.glob("/tmp/testio-probe-*")) - before:
+                shutil.rmtree(left, ignore_errors=True)
+        asked.join(15)
+
+
+@test
+def a_stopped_exporter_ends_its_probe_and_removes_its_scratch():
+    before = set(glob.glob("/tmp/testio-probe-*"))
+    with harness.Server() as server, Exporter("--max-probe-time", "30") as exporter:
+        asked, probes = probe_under_way(exporter, server)
+        exporter.process.terminate()
+        exporter.process.wait(10)
+        left = sorted(set(glob.glob("/tmp/testio-probe-*")) - before)
+        for directory in left:
+            shutil.rmtree(directory, ignore_errors=True)
+        check(not any(alive(pid) for pid in probes) and not left, f"probes {probes} alive or scratch left: {left}")
+        asked.join(15)
+
+
+def probe_under_way(exporter, server):
+    """A 10 s probe asked for on a thread, once its child runs: (the thread, the child's pids)."""
+    asked = threading.Thread(target=lambda: fetch_quietly(exporter, server), daemon=True)
+    asked.start()
+    harness.wait_until(lambda: children_of(exporter.process.pid), 20, "the probe's child")
+    return asked, children_of(exporter.process.pid)
+
+
+def fetch_quietly(exporter, server):
+    try:
+        exporter.probe(target=f"127.0.0.1:{server.port}", time=10)
+    except OSError:
+        pass  # the exporter was killed under it
+
+
+TESTS = [a_probe_dies_with_its_exporter_killed_outright, a_stopped_exporter_ends_its_probe_and_removes_its_scratch,
+         textfile_is_written_whole_and_says_why_a_test_failed, server_metrics_count_tests_refusals_and_bytes,
          each_running_test_has_its_own_series_by_number_and_peer,
          a_raw_sinks_metrics_count_each_connection_live_and_once_closed, exporter_probes_refuses_beyond_its_caps_and_says_why,
          prometheus_scrapes_every_endpoint_and_every_dashboard_query_has_data, bad_metrics_options_are_one_sentence]
