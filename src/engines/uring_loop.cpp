@@ -9,8 +9,12 @@
 namespace testio::engines {
 namespace {
 
-// Room for every stream's operation and a cancel beside it; a fuller queue is submitted early.
-constexpr unsigned kRingEntries = 256;
+// Room for every stream's operation and a cancel beside it, up to 2,048 streams a worker, and a
+// completion queue (twice as long) that a round of every stream's completions cannot overflow: at
+// 1,024 connections the 256 entries this was overflowed the completion queue into the kernel's
+// slow list and submitted in pieces, and 4,096 took uring from 32.4 to 41.9 Gbit/s (medians of 5,
+// loopback; docs/engines.md). The rings cost some 400 KiB per worker.
+constexpr unsigned kRingEntries = 4096;
 // After an abort, how long the loop waits for cancelled operations before it leaves the rest to
 // the ring's teardown.
 constexpr auto kAbortDrainLimit = std::chrono::seconds(2);
