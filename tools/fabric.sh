@@ -146,12 +146,7 @@ case $action in
   mend) in_ns "$switch" ip link set "$(port_of "${1:-}")" up ;;
   run)
     parse_options "$@"
-    [ ${#command[@]} -gt 0 ] || usage
-    check_free   # before the trap: namespaces someone else made are not ours to delete
-    trap down EXIT
-    trap 'exit 130' INT TERM
-    up
-    FABRIC=$name FABRIC_HOSTS=$hosts "${command[@]}"
+    run_while_up "FABRIC=$name" "FABRIC_HOSTS=$hosts" -- "${command[@]}"
     ;;
   *) usage ;;
 esac

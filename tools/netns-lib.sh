@@ -27,3 +27,18 @@ quiet_namespace() {
   in_ns "$1" sysctl -qw net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.all.accept_dad=0 \
     net.ipv6.conf.default.accept_dad=0
 }
+
+# run_while_up VAR=VALUE... -- COMMAND...: the caller's up(), COMMAND with those variables set, and
+# the caller's down() on any exit. Its names are checked free first (check_free, the caller's),
+# before the trap: namespaces someone else made are not ours to delete.
+run_while_up() {
+  local variables=()
+  while [ "$1" != -- ]; do variables+=("$1"); shift; done
+  shift
+  [ $# -gt 0 ] || usage
+  check_free
+  trap down EXIT
+  trap 'exit 130' INT TERM
+  up
+  env "${variables[@]}" "$@"
+}

@@ -126,13 +126,6 @@ spread_over_links() {
 case $action in
   up) up ;;
   down) down ;;
-  run)
-    [ ${#command[@]} -gt 0 ] || usage
-    check_free   # before the trap: namespaces someone else made are not ours to delete
-    trap down EXIT
-    trap 'exit 130' INT TERM
-    up
-    TESTBED_A=$ns_a TESTBED_B=$ns_b "${command[@]}"
-    ;;
+  run) run_while_up "TESTBED_A=$ns_a" "TESTBED_B=$ns_b" -- "${command[@]}" ;;
   *) usage ;;
 esac

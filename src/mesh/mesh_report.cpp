@@ -50,10 +50,12 @@ double median_out(const std::vector<HostTotals>& totals) {
   return median(outs);
 }
 
-// A host that sent less than --mesh-slow of the median host, over all its pairs.
-bool is_slow(const MeshRun& run, const std::vector<HostTotals>& totals, std::size_t host) {
+// Per host: whether it sent less than --mesh-slow of the median host, over all its pairs.
+std::vector<bool> slow_hosts(const MeshRun& run, const std::vector<HostTotals>& totals) {
   const double middle = median_out(totals);
-  return middle > 0 && totals[host].out_bits_per_second < run.slow_fraction * middle;
+  std::vector<bool> slow;
+  for (const HostTotals& host : totals) slow.push_back(middle > 0 && host.out_bits_per_second < run.slow_fraction * middle);
+  return slow;
 }
 
 std::string findings_text(const MeshRun& run, const std::vector<HostTotals>& totals) {
@@ -70,8 +72,9 @@ std::string findings_text(const MeshRun& run, const std::vector<HostTotals>& tot
   }
   if (!ok.empty()) text += "\n";
   const double middle = median_out(totals);
+  const std::vector<bool> slow = slow_hosts(run, totals);
   for (std::size_t i = 0; i < totals.size(); ++i)
-    if (is_slow(run, totals, i))
+    if (slow[i])
       text += "slow host: rank " + std::to_string(i) + " (" + run.hosts[i].address + ") sent " +
               printf_text("%.2f", totals[i].out_bits_per_second / 1e9) + " Gbit/s over its pairs, below " +
               printf_text("%.0f%%", run.slow_fraction * 100) + " of the median " + printf_text("%.2f", middle / 1e9) + "\n";
@@ -134,10 +137,11 @@ std::string mesh_text(const MeshRun& run) {
 nlohmann::ordered_json mesh_json(const MeshRun& run) {
   nlohmann::ordered_json hosts = nlohmann::ordered_json::array(), pairs = nlohmann::ordered_json::array();
   const std::vector<HostTotals> totals = host_totals(run);
+  const std::vector<bool> slow = slow_hosts(run, totals);
   for (std::size_t i = 0; i < run.hosts.size(); ++i)
     hosts.push_back({{"rank", i}, {"address", run.hosts[i].address}, {"port", run.hosts[i].port},
                      {"listening", run.hosts[i].listening}, {"reason", run.hosts[i].reason}, {"lost", run.hosts[i].lost},
-                     {"slow", is_slow(run, totals, i)},
+                     {"slow", bool(slow[i])},
                      {"out_bits_per_second", totals[i].out_bits_per_second},
                      {"in_bits_per_second", totals[i].in_bits_per_second}, {"sent_bytes", totals[i].sent_bytes},
                      {"received_bytes", totals[i].received_bytes}, {"failed_pairs", totals[i].failed_pairs}});

@@ -59,17 +59,18 @@ pid_t spawn_process(const std::string& binary, const std::vector<std::string>& a
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) become_child(binary.c_str(), argv.data(), files, parent, report[1]);
-  ::close(report[1]);
-  int error = 0;
-  ssize_t got = -1;
-  while (pid > 0 && (got = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
-  }
   const int fork_error = errno;
-  ::close(report[0]);
+  ::close(report[1]);
   if (pid < 0) {
+    ::close(report[0]);
     errno = fork_error;
     return -1;
   }
+  int error = 0;
+  ssize_t got = -1;
+  while ((got = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
   if (got == static_cast<ssize_t>(sizeof error)) {
     reap_process(pid);
     errno = error;

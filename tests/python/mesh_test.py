@@ -107,19 +107,13 @@ def a_rank_whose_address_is_taken_fails_its_pairs_and_the_rest_are_measured():
 def rank_processes(mpirun_pid):
     """{MPI rank: pid} of mpirun's testio --mesh children, read from their environment."""
     ranks = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for pid in harness.children_of(mpirun_pid):
         try:
-            with open(f"/proc/{entry}/stat") as stat:
-                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            if parent != mpirun_pid:
-                continue
-            with open(f"/proc/{entry}/environ", "rb") as environ:
+            with open(f"/proc/{pid}/environ", "rb") as environ:
                 for variable in environ.read().split(b"\0"):
                     if variable.startswith(b"OMPI_COMM_WORLD_RANK="):
-                        ranks[int(variable.split(b"=")[1])] = int(entry)
-        except (OSError, ValueError, IndexError):
+                        ranks[int(variable.split(b"=")[1])] = pid
+        except (OSError, ValueError):
             continue  # gone meanwhile, or not ours to read
     return ranks
 

@@ -295,28 +295,6 @@ def bad_metrics_options_are_one_sentence():
         check("cannot listen" in done.stderr, done.stderr)
 
 
-def children_of(pid):
-    """Pids whose parent is `pid`, from /proc (zombies left out: they are gone but for a reaper)."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid and fields[0] != "Z":
-                found.append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @test
 def a_probe_dies_with_its_exporter_killed_outright():
     before = set(glob.glob("/tmp/testio-probe-*"))
@@ -325,7 +303,8 @@ def a_probe_dies_with_its_exporter_killed_outright():
         os.kill(exporter.process.pid, signal.SIGKILL)
         exporter.process.wait(10)
         try:
-            harness.wait_until(lambda: not any(alive(pid) for pid in probes), 2, "the probe to die with the exporter")
+            harness.wait_until(lambda: not any(harness.alive(pid) for pid in probes), 2,
+                               "the probe to die with the exporter")
         except harness.Failure:
             for pid in probes:
                 os.kill(pid, signal.SIGKILL)
@@ -348,7 +327,7 @@ def a_stopped_exporter_ends_its_probe_and_removes_its_scratch():
         left = sorted(set(glob.glob("/tmp/testio-probe-*")) - before)
         for directory in left:
             shutil.rmtree(directory, ignore_errors=True)
-        check(not any(alive(pid) for pid in probes) and not left, f"probes {probes} alive or scratch left: {left}")
+        check(not any(harness.alive(pid) for pid in probes) and not left, f"probes {probes} alive or scratch left: {left}")
         asked.join(15)
 
 
@@ -356,8 +335,8 @@ def probe_under_way(exporter, server):
     """A 10 s probe asked for on a thread, once its child runs: (the thread, the child's pids)."""
     asked = threading.Thread(target=lambda: fetch_quietly(exporter, server), daemon=True)
     asked.start()
-    harness.wait_until(lambda: children_of(exporter.process.pid), 20, "the probe's child")
-    return asked, children_of(exporter.process.pid)
+    harness.wait_until(lambda: harness.children_of(exporter.process.pid), 20, "the probe's child")
+    return asked, harness.children_of(exporter.process.pid)
 
 
 def fetch_quietly(exporter, server):
