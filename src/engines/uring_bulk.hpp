@@ -37,12 +37,17 @@ class UringSender final : public StreamTask, public UringStream {
   SenderParts parts_;
   UringLoop& loop_;
   TestClock clock_;
+  std::size_t queued_size_ = 0;   // what the queued send asked for
+  bool socket_was_full_ = false;  // the last send was short
   bool sending_ = false;  // a send is queued (otherwise, before the end, it is paused for its pace)
   bool window_over_ = false;
   bool aborting_ = false;
   bool finished_ = false;
 };
 
+// recv_into into the worker's buffer (which nothing reads) keeps one multishot receive queued for
+// the whole test, into the worker's provided-buffer ring (UringLoop::multishot_receives says when
+// the kernel can); every other receive mode, and an older kernel, queues one receive per completion.
 class UringReceiver final : public StreamTask, public UringStream {
  public:
   UringReceiver(asio::ip::tcp::socket socket, ReceiverParts parts, UringLoop& loop);
@@ -56,12 +61,16 @@ class UringReceiver final : public StreamTask, public UringStream {
 
  private:
   void receive_next();
+  void receive_many();
+  void complete_many(const io_uring_cqe& completion);
   void finish(bool failed);
 
   asio::ip::tcp::socket socket_;
   ReceiverParts parts_;
   UringLoop& loop_;
   TestClock clock_;
+  ProvidedBuffers* buffers_ = nullptr;  // the loop's, while receiving multishot
+  bool received_multishot_ = false;      // the queued multishot receive has brought bytes
   bool receiving_ = false;
   bool aborting_ = false;
   bool finished_ = false;

@@ -10,10 +10,12 @@
 #include <linux/io_uring.h>
 #include <liburing.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engines/stream_task.hpp"
+#include "engines/uring_buffers.hpp"
 
 namespace testio::engines {
 
@@ -61,6 +63,19 @@ class UringLoop final : public StreamLoop {
   // Each stream calls this once, when it has ended.
   void stream_ended() noexcept { --active_; }
 
+  // The worker's provided-buffer ring for multishot receives, every entry `size` bytes at `memory`
+  // (registered with the first call). Null, and the receiver queues one receive per completion,
+  // when the ring holds other memory or the kernel cannot: it must run completion work only in
+  // the loop's waits (Linux 6.1), take bundles (one completion spans several buffers, 6.10) and
+  // have buffer rings (5.19), and no receive may have refused a cap (6.17).
+  ProvidedBuffers* receive_buffers(char* memory, std::size_t size);
+  // Whether operations may ask to wait for readiness first (IORING_RECVSEND_POLL_FIRST, Linux
+  // 5.19): a ring that defers its completion work says the kernel is 6.1 or later.
+  bool polls_first() const noexcept { return deferred_; }
+  // The kernel refused a multishot receive (`why`): from now on receivers queue one receive per
+  // completion. Warned about once a process.
+  void no_multishot_receives(const char* why);
+
  private:
   io_uring_sqe& next_entry();
   // Waits up to `limit` for completions and dispatches them.
@@ -69,6 +84,10 @@ class UringLoop final : public StreamLoop {
   Clock::time_point resume_due(Clock::time_point now, Clock::time_point wake);
 
   io_uring ring_;
+  unsigned features_ = 0;  // IORING_FEAT_* of this kernel
+  bool deferred_ = false;  // made with kDeferredFlags
+  std::unique_ptr<ProvidedBuffers> receive_buffers_;
+  bool multishot_receives_ = true;
   std::vector<UringStream*> streams_;
   std::size_t active_ = 0;     // streams not yet ended
   std::size_t in_flight_ = 0;  // operations whose last completion has not come

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """--engine asio, threads and uring on 127.0.0.1: every send and receive mode each engine runs
 moves exactly -n bytes over 1 and 3 connections (both sides, every stream); a timed run ends by
-itself and SIGINT ends one early, with equal counts; -b holds each engine below its rate; -F
+itself and SIGINT ends one early, with equal counts; uring's receivers count bytes as they come
+among 512 connections; -b holds each engine below its rate; -F
 digests match; --engine threads runs a thread per connection; what an engine does not run is
 refused up front in one sentence.
 Usage: engines_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted beyond pacing's upper
@@ -107,6 +108,20 @@ def digests_match_with_every_engine():
             for send in SEND_MODES[engine]:
                 text = client(server, "3", "-F", source, "--engine", engine, "--send-mode", send, "-i", "0").stdout
                 check(text.count("received: match") == 3, f"{engine} {send} -F digests:\n{text[-400:]}")
+
+
+@test
+def uring_receivers_count_bytes_as_they_come_among_many_connections():
+    # A multishot receive once drained each socket for as long as data kept coming, inside one
+    # io_uring_enter: a worker's 256 connections then received nothing until the window's end
+    # (in about half of the runs here), while the other worker's did.
+    with Server() as server:
+        for run in range(3):
+            document = run_json(server, "512", "-t", "2", "-i", "1", "--engine", "uring")
+            check_exact(document, None, f"uring x512, run {run + 1}")
+            late = [stream for stream in document["end"]["streams"] if stream["receiver"]["start"] >= 1.0]
+            check(len(late) < 128, f"uring x512, run {run + 1}: {len(late)} connections received their first "
+                                   f"byte after 1 s")
 
 
 @test
