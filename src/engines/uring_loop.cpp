@@ -57,6 +57,7 @@ UringLoop::UringLoop() {
   if (result < 0) throw std::runtime_error(setup_failure(-result));
   features_ = params.features;
   deferred_ = params.flags & IORING_SETUP_DEFER_TASKRUN;
+  disabled_ = params.flags & IORING_SETUP_R_DISABLED;
 }
 
 UringLoop::~UringLoop() {
@@ -156,8 +157,11 @@ void UringLoop::complete_some(Clock::duration limit) {
 
 void UringLoop::run(const TestClock& clock, const BlockingSignals& signals) {
   // io_uring_enable_rings(), which Debian 12's liburing 2.3 declares but does not export.
-  if (deferred_ && syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0)
-    throw std::system_error(errno, std::generic_category(), "enabling the worker's io_uring");
+  if (disabled_) {
+    if (syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0)
+      throw std::system_error(errno, std::generic_category(), "enabling the worker's io_uring");
+    disabled_ = false;
+  }
   active_ = streams_.size();
   for (UringStream* stream : streams_) stream->start(clock);
   bool window_over = false;

@@ -2,7 +2,9 @@
 // loop as one blocking job after every stream's begin(): it submits each stream's next operation,
 // waits for completions (at most 100 ms at a time, so it sees the worker's BlockingSignals, the
 // window's deadline and pacing times), and hands each completion to its stream, until every
-// stream has ended and nothing is left in flight. Owner: the Worker; used on its thread only.
+// stream has ended and nothing is left in flight. Owner: the Worker. Made by the stream factory
+// (whichever thread builds the test) with its ring disabled; run() enables it on the worker's
+// thread, which from then on is its only user and the ring's only submitter.
 #pragma once
 
 // The kernel's uapi header first when it is newer than liburing's copy: it names
@@ -86,6 +88,7 @@ class UringLoop final : public StreamLoop {
   io_uring ring_;
   unsigned features_ = 0;  // IORING_FEAT_* of this kernel
   bool deferred_ = false;  // made with kDeferredFlags
+  bool disabled_ = false;  // made disabled, until run() enables it on the worker's thread
   std::unique_ptr<ProvidedBuffers> receive_buffers_;
   bool multishot_receives_ = true;
   std::vector<UringStream*> streams_;
