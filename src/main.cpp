@@ -21,6 +21,7 @@
 #include "iperf3/iperf3_peer.hpp"
 #include "iperf3/server_session.hpp"
 #include "report/reporter.hpp"
+#include "util/daemon.hpp"
 #include "util/descriptors.hpp"
 #include "util/log.hpp"
 #include "util/logging.hpp"
@@ -99,6 +100,14 @@ int main(int argc, char** argv) {
 
   const testio::config::Config& config = parsed.config;
   const bool server = config.role == testio::config::Role::server;
+  std::optional<testio::util::PidFile> pidfile;
+  try {
+    if (config.daemon) testio::util::detach();  // before any thread: only the calling one survives fork()
+    if (!config.pidfile.empty()) pidfile.emplace(config.pidfile);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "testio: %s\n", error.what());
+    return kExitRuntime;
+  }
   // The report goes to stdout, or with the diagnostics to --logfile.
   std::ofstream logfile;
   if (!config.logfile.empty()) {
@@ -119,6 +128,11 @@ int main(int argc, char** argv) {
   testio::report::ReporterOptions options;
   options.verbose = config.verbosity > 0;
   options.unit = config.unit;
+  options.stamps = {config.timestamp_format, config.title, config.flush_lines};
+  options.title = config.title;
+  options.extra_data = config.extra_data;
+  options.server_output = config.server_output && !server;
+  options.stream_full_document = config.stream_full_document;
   std::unique_ptr<testio::report::Reporter> reporter = testio::report::make_reporter(config.output, out, options);
   // --prometheus: the same events, and the file once the exit code is known.
   std::optional<testio::metrics::TextfileReporter> textfile;

@@ -27,6 +27,7 @@ test_packages=(
   prometheus                                 # the metrics tests: a real Prometheus scraping testio, and promtool's lint
   openmpi-bin libopenmpi-dev                 # --mesh: mpirun starts a testio per host and gathers them
   python3-matplotlib chromium                # testio plot's plots, and a real browser opening its HTML reports
+  tshark                                     # captures that show -S/--dscp's TOS byte on the wire
 )
 
 case "${1:-}" in

@@ -165,12 +165,12 @@ void add_general_options(OptionTable& options) {
     ("h,help", "Print this help and exit")
     ("version", "Print the version and exit")
     ("v,verbose", "More detail: per-connection lines, and progress on stderr")
-    ("debug", "Debug diagnostics on stderr")
+    ("d,debug", "Debug diagnostics on stderr")
     ("p,port", "Port for control and data connections", value().default_value("5201"), "PORT")
     ("B,bind", "Server: listen address. Client: source address. %DEV also binds to that interface "
                "(SO_BINDTODEVICE)", value(), "ADDRESS[%DEV]")
-    ("4,ipv4", "Use IPv4 only")
-    ("6,ipv6", "Use IPv6 only")
+    ("4,version4,ipv4", "Use IPv4 only")
+    ("6,version6,ipv6", "Use IPv6 only")
     ("J,json", "Report as one JSON document shaped like iperf3's -J")
     ("json-stream", "Report as JSON lines, one per event (start, interval, end, error), as they happen")
     ("f,format", "Rate unit: k, m, g (Kbit/s, Mbit/s, Gbit/s) or K, M, G (KByte/s ...); default automatic",

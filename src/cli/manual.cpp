@@ -156,7 +156,7 @@ the benchmarks.
 const std::vector<std::string>& help_groups() {
   static const std::vector<std::string> groups = {"General", "Server", "Client", "Tuning", "UDP",
                                                   "Request/response", "Transfers", "Raw TCP",
-                                                  "Metrics", "Mesh", "Limits and security"};
+                                                  "Metrics", "Mesh", "Limits and security", "iperf3"};
   return groups;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/groups.hpp"
+#include "cli/iperf3_options.hpp"
 #include "cli/manual.hpp"
 #include "cli/profile.hpp"
 #include "cli/validate.hpp"
@@ -33,10 +34,12 @@ OptionTable make_options() {
     if (group.after_the_test) group.add(options);
   add_metrics_options(options);
   add_mesh_options(options);
+  add_iperf3_options(options);
   // For the build, which installs what they print; not in --help (cli/manual.hpp).
   options.add_options("Packaging")
     ("man", "Print the manual page testio(1) in roff and exit")
-    ("bash-completion", "Print the bash completion script and exit");
+    ("bash-completion", "Print the bash completion script and exit")
+    ("iperf3-options", "Print docs/iperf3-options.md's table of iperf3's options and exit");
   options.positional("connections", "[N]");
   return options;
 }
@@ -44,7 +47,7 @@ OptionTable make_options() {
 // Long option names a profile may set: every option but those that only make sense typed.
 bool profile_may_set(const OptionTable& options, const std::string& key) {
   if (key == "help" || key == "version" || key == "config" || key == "connections" || key == "man" ||
-      key == "bash-completion")
+      key == "bash-completion" || key == "iperf3-options")
     return false;
   return options.has_long_name(key);
 }
@@ -63,6 +66,7 @@ void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions
     if (group.after_the_test) group.fill(args, config, given);
   fill_metrics(args, config, given);
   fill_mesh(args, config, given);
+  fill_iperf3(args, config, given);
   spec::TestSpec& spec = config.spec;
   // A counted test has no window. (-F's is counted too, once the client has opened the file.)
   const bool http = !config.urls.empty();  // a URL names HTTP servers: the downloads' workload
@@ -108,14 +112,17 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     tokens.insert(tokens.begin() + 1, profile->tokens.begin(), profile->tokens.end());
     args = options.parse(tokens);
   }
-  if (args.count("help") || args.count("man") || args.count("bash-completion")) {
+  if (args.count("help") || args.count("man") || args.count("bash-completion") || args.count("iperf3-options")) {
     parsed.action = ParsedCommandLine::Action::help;
     parsed.help_text = args.count("man")               ? man_page(options)
                        : args.count("bash-completion") ? bash_completion(options)
+                       : args.count("iperf3-options")  ? iperf3_options_markdown()
                                                        : options.help(help_groups());
     return parsed;
   }
-  if (args.count("version")) {
+  // iperf3's -v prints the version: testio's -v is --verbose, which means nothing without a role.
+  const bool version_alone = args.count("verbose") && !args.count("server") && !args.count("client") && !args.count("urls");
+  if (args.count("version") || version_alone) {
     parsed.action = ParsedCommandLine::Action::version;
     return parsed;
   }

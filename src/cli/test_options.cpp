@@ -78,6 +78,8 @@ void fill_extent(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& 
   }
   if (auto threads = typed(args, "threads")) {
     given.threads = true;
+    if (threads->find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("-T is testio's --threads and takes a number; iperf3's -T (a title) is --title here");
     spec.threads = parse_u32(*threads, "-T/--threads");
   }
   if (auto buffer = typed(args, "buffer")) {
@@ -165,7 +167,7 @@ void add_test_options(OptionTable& options) {
     ("O,omit", "Seconds of warm-up to send first and leave out of the summary (shown, marked omitted)",
        value().default_value("0"), "SECONDS")
     ("T,threads", "Worker threads on each side (default: min(N, cores))", value(), "THREADS")
-    ("l,buffer", "Bytes per read/write call, e.g. 128K, 2M, 2MiB", value().default_value("2M"), "SIZE")
+    ("l,length,buffer", "Bytes per read/write call, e.g. 128K, 2M, 2MiB", value().default_value("2M"), "SIZE")
     ("w,window", "Socket buffer size (SO_SNDBUF/SO_RCVBUF) on both sides (default: kernel autotuning)",
        value(), "SIZE")
     ("recv-mode", "How the receiver reads: recv (new buffer per call), recv_into (reused buffer), "

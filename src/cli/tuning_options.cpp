@@ -25,7 +25,7 @@ void fill_cport(const std::string& text, config::Config& config) {
 void add_tuning_options(OptionTable& options) {
   // clang-format off
   options.add_options("Tuning")
-    ("C,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", value(),
+    ("C,linux-congestion,congestion", "TCP congestion control on both sides, e.g. cubic, bbr, reno", value(),
        "ALGO")
     ("M,set-mss", "TCP maximum segment size, set before connecting so the SYN announces it",
        value(), "BYTES")
@@ -34,7 +34,7 @@ void add_tuning_options(OptionTable& options) {
        value(), "CPULIST")
     ("cport", "Data connection i uses source port PORT+i (from a range PORT-LAST), so flows hash predictably",
        value(), "PORT[-LAST]")
-    ("b,bitrate", "Pace each connection to RATE bits/s in the application, e.g. 500M, 2G",
+    ("b,bandwidth,bitrate", "Pace each connection to RATE bits/s in the application, e.g. 500M, 2G",
        value(), "RATE")
     ("total-rate", "Pace the test to RATE bits/s in total, split evenly over the connections",
        value(), "RATE")

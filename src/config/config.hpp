@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@ enum class AddressFamily { any, v4, v6 };
 enum class OutputFormat { text, json, json_stream };
 
 inline constexpr std::uint16_t kDefaultPort = 5201;
+
+// --cntl-ka's IDLE/INTERVAL/COUNT: seconds, seconds, probes; 0 for the kernel's.
+struct Keepalive {
+  std::uint32_t idle_s = 0;
+  std::uint32_t interval_s = 0;
+  std::uint32_t count = 0;
+};
 
 struct Config {
   // The client: the test it asks for. The server: its own -A (cpus) pins its workers; a raw sink
@@ -64,6 +72,19 @@ struct Config {
   double max_wait_s = 60;           // client: --max-wait in a busy server's queue
 
   int verbosity = 0;                // 0 quiet, 1 -v, 2 --debug
+  // iperf3's options for the text report's lines and the JSON document (cli/iperf3_options.cpp).
+  std::string title;                // --title: every text line begins "TITLE:  "; "title" in the JSON
+  std::optional<std::string> timestamp_format;  // --timestamps[=FORMAT]: strftime(3) before every text line
+  bool flush_lines = false;         // --forceflush: each text line is flushed as it ends
+  std::string extra_data;           // --extra-data: "extra_data" in the JSON
+  bool server_output = false;       // --get-server-output: the server's side after the client's report
+  bool stream_full_document = false;  // --json-stream-full-output
+  double idle_timeout_s = 0;        // --idle-timeout: with -1, exit when no test comes within it; 0 = wait
+  bool daemon = false;              // -D: the server detaches into the background
+  std::string pidfile;              // -I: this process's pid, while it runs
+  std::uint32_t connect_timeout_ms = 0;  // --connect-timeout: 0 = 10 s
+  std::uint32_t snd_timeout_ms = 0;      // --snd-timeout: TCP_USER_TIMEOUT on the client's connections; 0 = the kernel's
+  std::optional<Keepalive> control_keepalive;  // --cntl-ka: TCP keepalive on the control connection
   spec::Limits limits;
 };
 

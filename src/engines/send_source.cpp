@@ -14,7 +14,7 @@
 
 namespace testio::engines {
 
-util::UniqueFd open_send_file(const std::string& file, std::size_t block) {
+util::UniqueFd open_send_file(const std::string& file, std::size_t block, bool repeating_digits) {
   if (!file.empty()) {
     util::UniqueFd opened(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     if (!opened.valid()) throw std::runtime_error("cannot read " + file + ": " + std::strerror(errno));
@@ -22,7 +22,7 @@ util::UniqueFd open_send_file(const std::string& file, std::size_t block) {
   }
   util::UniqueFd memfd(::memfd_create("testio-payload", MFD_CLOEXEC));
   if (!memfd.valid()) throw std::runtime_error(std::string("memfd_create failed: ") + std::strerror(errno));
-  util::PageBuffer pattern = util::make_pattern(block);
+  util::PageBuffer pattern = util::make_pattern(block, repeating_digits);
   for (std::size_t written = 0; written < block;) {
     ssize_t n = ::write(memfd.get(), pattern.data() + written, block - written);
     if (n < 0 && errno == EINTR) continue;

@@ -13,7 +13,7 @@ namespace testio::engines {
 
 // --send-mode sendfile: `file` (-F) opened for reading, or, when empty, a memfd holding the
 // generated block of `block` bytes (the same bytes the other modes send). Throws with one sentence.
-util::UniqueFd open_send_file(const std::string& file, std::size_t block);
+util::UniqueFd open_send_file(const std::string& file, std::size_t block, bool repeating_digits = false);
 
 // --send-mode zerocopy needs SO_ZEROCOPY on each socket; false (errno set) when the kernel refuses.
 bool enable_zerocopy(asio::ip::tcp::socket& socket) noexcept;

@@ -54,6 +54,10 @@ Params params_from(const config::Config& config) {
   params.mss = config.mss;
   params.nodelay = spec.no_delay;
   params.congestion = spec.congestion;
+  params.tos = spec.tos;
+  params.title = config.title;
+  params.extra_data = config.extra_data;
+  params.get_server_output = config.server_output;
   params.client_version = std::string("testio-") + TESTIO_VERSION;
   if (workloads::datagrams(spec)) {
     params.udp = true;
@@ -70,6 +74,7 @@ asio::awaitable<asio::ip::udp::socket> open_udp_stream(const tcp::endpoint& serv
   const asio::ip::udp::endpoint to(server.address(), server.port());
   socket.open(to.protocol());
   if (spec.window) (void)net::set_socket_buffers(socket.native_handle(), spec.window);
+  if (spec.tos) net::set_tos(socket.native_handle(), static_cast<std::uint8_t>(spec.tos));
   socket.connect(to);
   const std::uint32_t hello = kUdpConnectMessage;  // host order, as iperf3 writes it
   socket.send(asio::buffer(&hello, sizeof(hello)));
@@ -179,6 +184,7 @@ class Iperf3Peer final : public session::ClientPeer {
 asio::awaitable<session::PeerPath> Iperf3Peer::handshake(const spec::TestSpec&, unsigned) {
   std::vector<tcp::endpoint> endpoints = co_await session::resolve(config_);
   tcp::socket socket = co_await session::connect_any(endpoints, config_);
+  session::tune_control_connection(socket, config_);
   server_ = socket.remote_endpoint();
   control_.emplace(std::move(socket));
   cookie_ = make_cookie();
@@ -300,7 +306,10 @@ report::TestReport Iperf3Peer::side_by_side(const report::StartInfo& start, cons
   std::optional<report::TestReport> forward, reverse;
   if (sent.present) forward = direction_report(start, sent, true, server_results_);
   if (received.present) reverse = direction_report(start, received, false, server_results_);
-  return session::final_report(std::move(forward), std::move(reverse));
+  report::TestReport report = session::final_report(std::move(forward), std::move(reverse));
+  report.server_output_json = server_results_.server_output_json;
+  report.server_output_text = server_results_.server_output_text;
+  return report;
 }
 
 std::string Iperf3Peer::describe(const std::exception& error) const {

@@ -10,6 +10,9 @@
 namespace testio::iperf3 {
 namespace {
 
+// --title and --extra-data: free text a person typed, bounded within the parameters' 8 KiB.
+constexpr std::size_t kMaxLabel = 1024;
+
 using nlohmann::json;
 
 json parse_object(std::string_view text, const char* what) {
@@ -78,6 +81,10 @@ Params parse_params(std::string_view body, const spec::Limits& limits) {
   if (params.reverse && params.bidirectional) throw ProtocolError("\"reverse\" and \"bidirectional\" exclude each other");
   params.congestion = text(message, "congestion", 15);  // TCP_CA_NAME_MAX is 16 with the NUL
   params.bandwidth = whole(message, "bandwidth", 1e15, 0);
+  params.tos = static_cast<std::uint32_t>(whole(message, "TOS", 255, 0));
+  params.title = text(message, "title", kMaxLabel);
+  params.extra_data = text(message, "extra_data", kMaxLabel);
+  params.get_server_output = has(message, "get_server_output");
   params.authenticated = has(message, "authtoken");
   params.client_version = text(message, "client_version", 64);
   if (params.total_bytes() == 0 && params.time_s <= 0) throw ProtocolError("\"time\" must be more than 0 seconds");
@@ -98,6 +105,10 @@ std::string to_json(const Params& params) {
   if (!params.congestion.empty()) message["congestion"] = params.congestion;
   if (params.udp && params.bandwidth) message["bandwidth"] = params.bandwidth;  // absent: unpaced
   if (params.udp_counters_64bit) message["udp_counters_64bit"] = 1;
+  if (params.tos) message["TOS"] = params.tos;
+  if (!params.title.empty()) message["title"] = params.title;
+  if (!params.extra_data.empty()) message["extra_data"] = params.extra_data;
+  if (params.get_server_output) message["get_server_output"] = 1;
   message["client_version"] = params.client_version;
   return message.dump();
 }
@@ -113,6 +124,9 @@ Results parse_results(std::string_view body, const std::vector<std::int32_t>& id
   results.cpu_system = message["cpu_util_system"].get<double>();
   results.sender_has_retransmits = message["sender_has_retransmits"].get<int>();
   results.congestion = text(message, "congestion_used", 64);
+  if (has(message, "server_output_json") && message["server_output_json"].is_object())
+    results.server_output_json = message["server_output_json"].dump();
+  results.server_output_text = text(message, "server_output_text", kMaxResultsJson);
   if (!has(message, "streams") || !message["streams"].is_array()) throw ProtocolError("the results lack \"streams\"");
   const json& streams = message["streams"];
   if (streams.size() != ids.size())
@@ -149,6 +163,7 @@ std::string to_json(const Results& results) {
                   {"cpu_util_system", results.cpu_system}, {"sender_has_retransmits", results.sender_has_retransmits},
                   {"streams", streams}};
   if (!results.congestion.empty()) message["congestion_used"] = results.congestion;
+  if (!results.server_output_text.empty()) message["server_output_text"] = results.server_output_text;
   return message.dump();
 }
 

@@ -29,6 +29,10 @@ struct Params {
   bool reverse = false;
   bool bidirectional = false;
   std::string congestion;
+  std::uint32_t tos = 0;        // -S: "TOS", the data packets' TOS byte
+  std::string title;            // --title: "title"
+  std::string extra_data;       // --extra-data: "extra_data", carried into each side's JSON
+  bool get_server_output = false;  // --get-server-output: the server adds its output to its results
   std::uint64_t bandwidth = 0;  // -b, bits/s per stream: UDP's pace (testio paces no TCP for iperf3)
   bool authenticated = false;   // the client sent an RSA token; this side does not check them
   std::string client_version;
@@ -62,6 +66,8 @@ struct Results {
   int sender_has_retransmits = -1;
   std::string congestion;
   std::vector<StreamResult> streams;
+  // Asked for with "get_server_output": the server's own -J document (as JSON text), or its text.
+  std::string server_output_json, server_output_text;
 };
 
 // Throws ProtocolError; at most `max_streams` streams, each id among `ids` once.

@@ -1,8 +1,10 @@
 #include "iperf3/results.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "stats/summary.hpp"
+#include "util/units.hpp"
 #include "workloads/bulk/bulk.hpp"
 #include "workloads/udp/udp.hpp"
 
@@ -13,7 +15,34 @@ namespace {
 // bytes held back for a batch would never be counted.
 constexpr workloads::bulk::Options kIperf3Data{.data_end_with_eof = false};
 
+void add_direction(std::string& text, const DirectionResults& direction, const char* role) {
+  if (!direction.present) return;
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  char line[160];
+  for (std::size_t i = 0; i < direction.side.streams.size(); ++i) {
+    const stats::StreamFigures& stream = direction.side.streams[i];
+    const double span = stream.end_s - stream.start_s;
+    std::snprintf(line, sizeof line, "[%5u] %15llu B %8.2f s %12.2f Mbit/s  %s\n", direction.connections[i] + 1,
+                  static_cast<unsigned long long>(stream.bytes), span, util::bits_per_second(stream.bytes, span) / 1e6,
+                  role);
+    text += line;
+    bytes += stream.bytes;
+    seconds = std::max(seconds, span);
+  }
+  std::snprintf(line, sizeof line, "[  SUM] %15llu B %8.2f s %12.2f Mbit/s  %s\n", static_cast<unsigned long long>(bytes),
+                seconds, util::bits_per_second(bytes, seconds) / 1e6, role);
+  text += line;
+}
+
 }  // namespace
+
+std::string output_text(const DirectionResults& sent, const DirectionResults& received) {
+  std::string text = std::string("testio ") + TESTIO_VERSION + " server, as it counted:\n";
+  add_direction(text, received, "receiver");
+  add_direction(text, sent, "sender");
+  return text;
+}
 
 std::pair<DirectionResults, DirectionResults> by_direction(control::DirectedResults figures,
                                                            const workloads::DirectionLayout& layout,

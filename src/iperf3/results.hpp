@@ -36,6 +36,10 @@ std::pair<DirectionResults, DirectionResults> by_direction(control::DirectedResu
 // (`udp`: as iperf3 counts datagrams).
 Results results_of(const DirectionResults& sent, const DirectionResults& received, std::size_t connections, bool udp);
 
+// --get-server-output asked by an iperf3 client: this side's streams as text, a line each and
+// their sum per direction, which the client prints after "Server output:" (or puts in its -J).
+std::string output_text(const DirectionResults& sent, const DirectionResults& received);
+
 // The workload side of iperf3's data on `local`: bulk TCP whose data end without EOF, or with
 // `udp_wire` UDP flows whose datagrams carry that header (iperf3's 32- or 64-bit counters).
 std::unique_ptr<workloads::TestSide> make_side(workloads::Side local, const spec::TestSpec& spec,

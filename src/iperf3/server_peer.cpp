@@ -87,10 +87,11 @@ void apply_options(tcp::socket& socket, const Params& params, std::vector<std::s
     if (!clamped.empty() && warnings.empty()) warnings.push_back(clamped);
   }
   // One option at a time, so a refused congestion control does not skip no-delay.
-  net::TcpTuning no_delay, congestion;
+  net::TcpTuning no_delay, congestion, tos;
   no_delay.no_delay = params.nodelay;
   congestion.congestion = params.congestion;
-  for (const net::TcpTuning& tuning : {no_delay, congestion}) {
+  tos.tos = static_cast<std::uint8_t>(params.tos);
+  for (const net::TcpTuning& tuning : {no_delay, congestion, tos}) {
     try {
       net::apply_tuning(fd, tuning);
     } catch (const std::runtime_error& refused) {
@@ -116,6 +117,13 @@ class Iperf3ServerPeer final : public session::ServerPeer {
     apply_options(socket, params_, warnings);
   }
   void tune_flow(asio::ip::udp::socket& socket, const spec::TestSpec&, std::vector<std::string>& warnings) override {
+    if (params_.tos) {
+      try {
+        net::set_tos(socket.native_handle(), static_cast<std::uint8_t>(params_.tos));
+      } catch (const std::runtime_error& refused) {
+        if (warnings.size() < 2) warnings.push_back(std::string(refused.what()) + "; the default is used");
+      }
+    }
     if (!params_.window) return;
     std::string clamped = net::clamp_warning(net::set_socket_buffers(socket.native_handle(), params_.window));
     if (!clamped.empty() && warnings.empty()) warnings.push_back(clamped);
@@ -199,8 +207,9 @@ asio::awaitable<void> Iperf3ServerPeer::exchange(session::TestParts& parts) {
     stats::StreamFigures& figures = received_.side.streams[part.layout.index_in_direction(*connection)];
     if (figures.bytes >= stream.bytes) figures.failed = false;
   }
-  std::string ours = to_json(results_of(sent_, received_, part.layout.total(), params_.udp));
-  co_await control_.write_json(std::move(ours));
+  Results ours = results_of(sent_, received_, part.layout.total(), params_.udp);
+  if (params_.get_server_output) ours.server_output_text = output_text(sent_, received_);
+  co_await control_.write_json(to_json(ours));
   co_await control_.write_state(State::display_results);
   try {
     State done = co_await control_.read_state(kDoneLimit, "waiting for IPERF_DONE");

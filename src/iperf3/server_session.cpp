@@ -75,6 +75,7 @@ spec::TestSpec spec_of(const Params& params, const config::Config& config) {
   spec.recv_mode = config.spec.recv_mode;
   spec.congestion = params.congestion;
   spec.no_delay = params.nodelay;
+  spec.tos = params.tos;
   if (params.udp) {
     spec.workload = "udp";
     spec.rate_bps = static_cast<double>(params.bandwidth);  // per stream; absent: unpaced, as iperf3's -b 0

@@ -70,6 +70,8 @@ class ServerMetrics {
   // A new test from `peer` ("192.0.2.5:41234"): its number, and the reporter it reports through.
   std::unique_ptr<ServedTestReport> test_report(const std::string& peer);
 
+  // Tests that have begun (asked and got a number), of either protocol.
+  std::uint64_t tests_begun() const noexcept { return last_number_; }
   void accepted() noexcept { ++connections_accepted_; }
   void refused(Refusal reason) noexcept { ++refused_[static_cast<std::size_t>(reason)]; }
   void served(Protocol protocol, bool succeeded) noexcept;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "util/units.hpp"
 
@@ -88,12 +89,51 @@ void apply_tuning(int fd, const TcpTuning& tuning) {
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0)
       throw std::runtime_error(std::string("setting TCP_NODELAY failed: ") + std::strerror(errno));
   }
+  if (tuning.tos) set_tos(fd, tuning.tos);
   if (tuning.fq_rate_bps > 0) {
     // The option takes bytes per second; a 64-bit value since Linux 4.20 (earlier: 32 bits).
     std::uint64_t bytes_per_second = static_cast<std::uint64_t>(tuning.fq_rate_bps / 8);
     if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &bytes_per_second, sizeof bytes_per_second) != 0)
       throw std::runtime_error(std::string("setting SO_MAX_PACING_RATE failed: ") + std::strerror(errno));
   }
+}
+
+void set_tos(int fd, std::uint8_t tos) {
+  const int value = tos;
+  int domain = AF_INET;
+  socklen_t length = sizeof domain;
+  (void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length);
+  if (domain == AF_INET6) {
+    if (setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &value, sizeof value) != 0)
+      throw std::runtime_error("setting the traffic class (-S " + std::to_string(tos) + ") failed: " + std::strerror(errno));
+    (void)setsockopt(fd, IPPROTO_IP, IP_TOS, &value, sizeof value);  // for IPv4-mapped peers; an IPv6-only socket refuses
+    return;
+  }
+  if (setsockopt(fd, IPPROTO_IP, IP_TOS, &value, sizeof value) != 0)
+    throw std::runtime_error("setting the TOS byte (-S " + std::to_string(tos) + ") failed: " + std::strerror(errno));
+}
+
+void set_dont_fragment(int fd) {
+  int domain = AF_INET;
+  socklen_t length = sizeof domain;
+  (void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length);
+  int value = IP_PMTUDISC_DO;
+  const bool six = domain == AF_INET6;
+  if (six) value = IPV6_PMTUDISC_DO;
+  if (setsockopt(fd, six ? IPPROTO_IPV6 : IPPROTO_IP, six ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER, &value, sizeof value) != 0)
+    throw std::runtime_error(std::string("setting DF (--dont-fragment) failed: ") + std::strerror(errno));
+  if (six) (void)setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &value, sizeof value);  // IPv4-mapped peers
+}
+
+int read_tos(int fd) noexcept {
+  int domain = AF_INET;
+  socklen_t length = sizeof domain;
+  (void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length);
+  int value = 0;
+  length = sizeof value;
+  const bool six = domain == AF_INET6;
+  if (getsockopt(fd, six ? IPPROTO_IPV6 : IPPROTO_IP, six ? IPV6_TCLASS : IP_TOS, &value, &length) != 0) return -1;
+  return value;
 }
 
 void check_tuning(const TcpTuning& tuning, int family) {
@@ -107,6 +147,24 @@ void check_tuning(const TcpTuning& tuning, int family) {
     throw;
   }
   ::close(fd);
+}
+
+void set_user_timeout(int fd, std::uint32_t milliseconds) {
+  const unsigned int value = milliseconds;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &value, sizeof value) != 0)
+    throw std::runtime_error(std::string("setting TCP_USER_TIMEOUT (--snd-timeout) failed: ") + std::strerror(errno));
+}
+
+void set_keepalive(int fd, std::uint32_t idle_s, std::uint32_t interval_s, std::uint32_t count) {
+  const int on = 1;
+  bool set = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) == 0;
+  const std::pair<int, std::uint32_t> times[] = {
+      {TCP_KEEPIDLE, idle_s}, {TCP_KEEPINTVL, interval_s}, {TCP_KEEPCNT, count}};
+  for (const auto& [option, value] : times) {
+    const int wanted = static_cast<int>(value);
+    if (set && value) set = setsockopt(fd, IPPROTO_TCP, option, &wanted, sizeof wanted) == 0;
+  }
+  if (!set) throw std::runtime_error(std::string("setting TCP keepalive (--cntl-ka) failed: ") + std::strerror(errno));
 }
 
 void bind_to_device(int fd, const std::string& device) {

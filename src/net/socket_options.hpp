@@ -31,12 +31,28 @@ struct TcpTuning {
   std::uint32_t mss = 0;      // 0: leave it
   bool no_delay = false;
   double fq_rate_bps = 0;     // 0: no cap
-  bool any() const noexcept { return !congestion.empty() || mss || no_delay || fq_rate_bps > 0; }
+  std::uint8_t tos = 0;       // -S/--dscp: IP_TOS (IPV6_TCLASS); 0: leave the kernel's
+  bool any() const noexcept { return !congestion.empty() || mss || no_delay || fq_rate_bps > 0 || tos; }
 };
 void apply_tuning(int fd, const TcpTuning& tuning);
 // Applies `tuning` to a throwaway socket of `family`, so a refusal is known before a test starts.
 void check_tuning(const TcpTuning& tuning, int family);
 bool read_no_delay(int fd) noexcept;
+// The TOS byte (IPv4) or traffic class (IPv6) of every packet `fd` sends; an IPv6 socket gets both,
+// as it may carry IPv4-mapped traffic. Throws std::runtime_error with one sentence when refused.
+void set_tos(int fd, std::uint8_t tos);
+// --dont-fragment: DF on every packet (IP_PMTUDISC_DO, and IPV6_PMTUDISC_DO on an IPv6 socket),
+// so a datagram larger than the path's MTU fails with EMSGSIZE. Throws std::runtime_error.
+void set_dont_fragment(int fd);
+// What the socket's packets carry (IP_TOS or IPV6_TCLASS); -1 when unknown.
+int read_tos(int fd) noexcept;
+// --snd-timeout: TCP_USER_TIMEOUT, how long sent data may stay unacknowledged before the kernel
+// drops the connection. Throws std::runtime_error with one sentence when refused.
+void set_user_timeout(int fd, std::uint32_t milliseconds);
+// --cntl-ka: TCP keepalive after `idle_s` (TCP_KEEPIDLE), a probe every `interval_s`
+// (TCP_KEEPINTVL), `count` probes (TCP_KEEPCNT); each 0 for the kernel's (net.ipv4.tcp_keepalive_*).
+// Throws std::runtime_error with one sentence when refused.
+void set_keepalive(int fd, std::uint32_t idle_s, std::uint32_t interval_s, std::uint32_t count);
 // -B ADDRESS%DEV: SO_BINDTODEVICE. Throws std::runtime_error with one sentence when refused.
 void bind_to_device(int fd, const std::string& device);
 // The device a socket is bound to; empty when none.

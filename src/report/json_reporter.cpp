@@ -1,13 +1,10 @@
 #include "report/json_reporter.hpp"
 
-#include <sys/utsname.h>
-
-#include <ctime>
-
 #include <nlohmann/json.hpp>
 
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
+#include "report/server_output.hpp"
 #include "report/digests_report.hpp"
 #include "report/udp_report.hpp"
 #include "report/text_reporter.hpp"
@@ -17,22 +14,6 @@ namespace testio::report {
 namespace {
 
 using json = Json;
-
-std::string system_info() {
-  utsname name{};
-  if (uname(&name) != 0) return "";
-  return std::string(name.sysname) + " " + name.nodename + " " + name.release + " " + name.version + " " +
-         name.machine;
-}
-
-std::string http_date(std::int64_t seconds) {
-  std::time_t time = static_cast<std::time_t>(seconds);
-  std::tm utc{};
-  gmtime_r(&time, &utc);
-  char text[64];
-  std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
-  return text;
-}
 
 json figures_json(int socket, const stats::StreamFigures& figures, bool sender) {
   return {{"socket", socket},
@@ -103,36 +84,6 @@ void add_bidir_reverse(json& end, const TestReport& reverse) {
   end["testio"]["bidir_reverse"] = std::move(section);
 }
 
-// testio's own part of the start: the whole spec in its one JSON mapping, and some of its fields
-// again under the names dashboards have read since before the spec existed, taken from that
-// mapping, so each field is turned into JSON in one place.
-json testio_start_json(const StartInfo& start) {
-  const json spec = spec::to_json(start.spec, spec::Form::report);
-  return {{"role", start.from_client ? "client" : "server"},
-          {"client_threads", start.client_threads},
-          {"server_threads", start.server_threads},
-          {"plain_peer", start.plain_peer()},
-          {"recv_mode", spec["recv_mode"]},
-          {"send_mode", spec["send_mode"]},
-          {"engine", spec["engine"]},
-          {"workload", spec["workload"]},
-          {"tuning",
-           {{"congestion_requested", spec["congestion"]},
-            {"mss_requested", start.mss_requested},
-            {"no_delay", start.no_delay},
-            {"rate_lowat", spec["rate_lowat"]},
-            {"client_cpus", spec["cpus"]},
-            {"server_cpus", start.server_cpus},
-            {"cport_first", start.cport_first},
-            {"cport_last", start.cport_last},
-            {"spread_asked", spread_counts_json(start.spread_asked)},
-            {"rate_bps", spec["rate_bps"]},
-            {"fq_rate_bps", start.fq_rate_bps},
-            {"bind_device", start.bind_device}}},
-          {"interval", spec["interval_s"]},
-          {"spec", spec}};
-}
-
 // testio's own part of the end: each side's figures beyond iperf3's, the checks, the workloads'
 // parts and the other side's intervals.
 json testio_end_json(const TestReport& report, const std::vector<stats::StreamFigures>& sent,
@@ -166,39 +117,6 @@ json testio_end_json(const TestReport& report, const std::vector<stats::StreamFi
 }
 
 }  // namespace
-
-json start_json(const StartInfo& start) {
-  const spec::TestSpec& spec = start.spec;
-  json connected = json::array();
-  for (std::size_t i = 0; i < start.connected.size(); ++i) {
-    const StreamEndpoints& ends = start.connected[i];
-    connected.push_back({{"socket", static_cast<int>(i + 1)}, {"local_host", ends.local_host},
-                         {"local_port", ends.local_port}, {"remote_host", ends.remote_host},
-                         {"remote_port", ends.remote_port}});
-  }
-  json result = {
-      {"connected", std::move(connected)},
-      {"version", std::string("testio ") + TESTIO_VERSION},
-      {"system_info", system_info()},
-      {"timestamp", {{"time", http_date(start.timestamp)}, {"timesecs", start.timestamp}}},
-      {"cookie", ""},
-      {"tcp_mss_default", start.mss},
-      {"tcp_mss", start.mss_requested},
-      {"sock_bufsize", spec.window},
-      {"sndbuf_actual", start.sndbuf_actual},
-      {"rcvbuf_actual", start.rcvbuf_actual},
-      {"test_start",
-       {{"protocol", "TCP"}, {"num_streams", start.connections()}, {"blksize", start.call_size ? start.call_size : spec.buffer},
-        {"omit", spec.omit_s}, {"duration", spec.duration_s}, {"bytes", spec.total_bytes},
-        {"blocks", 0}, {"reverse", start.local_is_sender != start.from_client ? 1 : 0}, {"tos", 0},
-        {"bidir", start.bidir() ? 1 : 0}}},
-      {"testio", testio_start_json(start)}};
-  if (start.from_client)
-    result["connecting_to"] = {{"host", start.connecting_host}, {"port", start.connecting_port}};
-  else
-    result["accepted_connection"] = {{"host", start.peer}};
-  return result;
-}
 
 json interval_json(const stats::IntervalRecord& record, bool sender,
                    std::vector<std::uint32_t>& last_retransmits, bool udp) {
@@ -321,6 +239,8 @@ json end_json(const TestReport& report) {
 Json JsonReporter::new_document() const {
   Json document = test_ ? json{{"test", test_}} : json::object();
   document.update(json{{"start", json::object()}, {"intervals", json::array()}, {"end", json::object()}});
+  if (!title_.empty()) document["title"] = title_;
+  if (!extra_data_.empty()) document["extra_data"] = extra_data_;
   return document;
 }
 
@@ -347,10 +267,8 @@ void JsonReporter::start(const StartInfo& start) {
 void JsonReporter::interval(const stats::IntervalRecord& record) {
   if (interval_s_ <= 0) return;  // -i 0: no interval reports, as iperf3
   json entry = interval_json(record, local_is_sender_, last_retransmits_, udp_);
-  if (stream_events_)
-    emit("interval", std::move(entry));
-  else
-    document_["intervals"].push_back(std::move(entry));
+  if (stream_events_) emit("interval", entry);
+  if (!stream_events_ || full_document_) document_["intervals"].push_back(std::move(entry));
 }
 
 void JsonReporter::with_interval(std::size_t workload, const StartInfo& start, const stats::IntervalRecord& record) {
@@ -363,12 +281,19 @@ void JsonReporter::with_interval(std::size_t workload, const StartInfo& start, c
 void JsonReporter::end(const TestReport& report) {
   json end = end_json(report);
   report.whole_test_sections([&](const Section& section) { end[section.key()] = section.json(report); });
+  // An iperf3 server without -J sends its text, which goes where iperf3's client puts it.
+  const char* server_key = report.server_output_text.empty() ? "server_output_json" : "server_output_text";
+  json server = !server_output_ ? json() : report.server_output_text.empty() ? server_output_json(report)
+                                                                             : json(report.server_output_text);
   if (stream_events_) {
-    emit("end", std::move(end));
+    if (!server.is_null()) emit(server_key, server);
+    emit("end", end);
     if (report.incomplete) emit("error", report.ended_because);
-  } else {
+  }
+  if (!stream_events_ || full_document_) {  // --json-stream-full-output: the document too, as iperf3 prints it
     document_["end"] = std::move(end);
     if (report.incomplete) document_["error"] = report.ended_because;
+    if (!server.is_null()) document_[server_key] = std::move(server);
     out_ << document_.dump(2) << "\n";
     out_.flush();
   }
@@ -389,8 +314,8 @@ void JsonReporter::error(const std::string& message) {
 
 std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::ostream& out, ReporterOptions options) {
   switch (format) {
-    case OutputFormat::json: return std::make_unique<JsonReporter>(out, false, options.test);
-    case OutputFormat::json_stream: return std::make_unique<JsonReporter>(out, true, options.test);
+    case OutputFormat::json: return std::make_unique<JsonReporter>(out, false, options);
+    case OutputFormat::json_stream: return std::make_unique<JsonReporter>(out, true, options);
     case OutputFormat::text: break;
   }
   return std::make_unique<TextReporter>(out, options);

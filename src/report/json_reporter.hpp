@@ -16,7 +16,7 @@ namespace testio::report {
 // Keys in insertion order, as iperf3 prints them (start, intervals, end), not sorted.
 using Json = nlohmann::ordered_json;
 
-// The pieces, shared by both reporters and tested on their own.
+// The pieces, shared by both reporters and tested on their own (start_json in json_start.cpp).
 Json start_json(const StartInfo& start);
 // `last_retransmits` carries each stream's cumulative retransmits between calls; `udp`: a -u
 // test's interval, with iperf3's datagram keys.
@@ -26,9 +26,12 @@ Json end_json(const TestReport& report);
 
 class JsonReporter final : public Reporter {
  public:
-  // `test`: a server's number for the test, carried by each event and the document (0: none).
-  JsonReporter(std::ostream& out, bool stream_events, std::uint64_t test = 0)
-      : out_(out), stream_events_(stream_events), test_(test) {}
+  // options.test: a server's number for the test, carried by each event and the document (0:
+  // none); --title and --extra-data go in the document, at its top as iperf3 puts them.
+  JsonReporter(std::ostream& out, bool stream_events, const ReporterOptions& options = {})
+      : out_(out), stream_events_(stream_events), test_(options.test), title_(options.title),
+        extra_data_(options.extra_data), server_output_(options.server_output),
+        full_document_(stream_events && options.stream_full_document) {}
   void start(const StartInfo& start) override;
   void interval(const stats::IntervalRecord& record) override;
   // --json-stream: a "with_interval" event, {"workload": N, "interval": {...}}.
@@ -44,6 +47,8 @@ class JsonReporter final : public Reporter {
   std::ostream& out_;
   bool stream_events_;
   std::uint64_t test_;
+  std::string title_, extra_data_;
+  bool server_output_ = false, full_document_ = false;
   bool local_is_sender_ = true;
   bool udp_ = false;
   std::map<std::size_t, std::vector<std::uint32_t>> with_retransmits_;  // each other workload's

@@ -1,9 +1,11 @@
 #include "report/prefixed_lines.hpp"
 
+#include <ctime>
+
 namespace testio::report {
 
-PrefixedLines::PrefixedLines(std::ostream& target, std::string prefix)
-    : target_(target), prefix_(std::move(prefix)), stream_(this) {}
+PrefixedLines::PrefixedLines(std::ostream& target, std::string prefix, LineStamps stamps)
+    : target_(target), prefix_(std::move(prefix)), stamps_(std::move(stamps)), stream_(this) {}
 
 PrefixedLines::~PrefixedLines() {
   if (line_.empty()) return;
@@ -34,8 +36,19 @@ int PrefixedLines::sync() {
 
 void PrefixedLines::write_line() {
   // Whole lines only into the shared target: another test's line never lands inside this one.
-  target_ << prefix_ << line_;
+  if (stamps_.time_format) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[256];
+    const std::size_t length = std::strftime(stamp, sizeof stamp, stamps_.time_format->c_str(), &local);
+    target_.write(stamp, static_cast<std::streamsize>(length));
+  }
+  target_ << prefix_;
+  if (!stamps_.title.empty()) target_ << stamps_.title << ":  ";
+  target_ << line_;
   line_.clear();
+  if (stamps_.flush) target_.flush();
 }
 
 }  // namespace testio::report

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "report/prefixed_lines.hpp"
 #include "report/test_report.hpp"
 
 namespace testio::report {
@@ -21,6 +22,12 @@ struct ReporterOptions {
   // "[#7 192.0.2.5:41234] " every text line begins with. 0 and empty: a client's own report.
   std::uint64_t test = 0;
   std::string line_prefix;
+  // iperf3's --title, --timestamps and --forceflush on every text line; --title and --extra-data
+  // in the JSON document.
+  LineStamps stamps;
+  std::string title, extra_data;
+  bool server_output = false;      // --get-server-output: the server's side after the client's
+  bool stream_full_document = false;  // --json-stream-full-output: the whole document after the events
 };
 
 class Reporter {

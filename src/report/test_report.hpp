@@ -120,6 +120,10 @@ struct TestReport {
   // Bytes the rest of the test moved over the same time: the other direction of --bidir, the other
   // workloads of a composed test. Each side's CPU covers them too, so its cost per GB counts them.
   std::uint64_t other_bytes = 0;
+  // --get-server-output toward an iperf3 server: what it sent as its own output (its JSON document,
+  // or its text). Empty for testio's server, whose side the client tells from its figures.
+  std::string server_output_json;
+  std::string server_output_text;
 
   const SideReport& local() const noexcept { return start.local_is_sender ? sender : receiver; }
   // The section of type T, for the workload that made it; null when there is none.

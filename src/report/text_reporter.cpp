@@ -7,6 +7,7 @@
 
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
+#include "report/server_output.hpp"
 #include "report/digests_report.hpp"
 #include "report/udp_report.hpp"
 #include "report/format.hpp"
@@ -112,14 +113,14 @@ std::string test_text(const StartInfo& start) {
 }  // namespace
 
 namespace {
-std::ostream& prefixed_or(std::optional<PrefixedLines>& prefixed, std::ostream& out, const std::string& prefix) {
-  if (prefix.empty()) return out;
-  return prefixed.emplace(out, prefix).stream();
+std::ostream& prefixed_or(std::optional<PrefixedLines>& prefixed, std::ostream& out, const ReporterOptions& options) {
+  if (options.line_prefix.empty() && !options.stamps.any()) return out;
+  return prefixed.emplace(out, options.line_prefix, options.stamps).stream();
 }
 }  // namespace
 
 TextReporter::TextReporter(std::ostream& out, ReporterOptions options)
-    : out_(prefixed_or(prefixed_, out, options.line_prefix)), options_(std::move(options)) {}
+    : out_(prefixed_or(prefixed_, out, options)), options_(std::move(options)) {}
 
 void TextReporter::start(const StartInfo& start) {
   start_ = start;
@@ -301,6 +302,7 @@ void TextReporter::end(const TestReport& report) {
             report.with[k]);
   if (nested_) return;
   report.whole_test_sections([&](const Section& whole) { out_ << whole.text(report, unit); });
+  if (options_.server_output) out_ << "\nServer output:\n" << server_output_text(report, options_);
   out_.flush();
 }
 

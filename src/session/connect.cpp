@@ -10,6 +10,9 @@ namespace testio::session {
 
 using asio::ip::tcp;
 
+// How long a connection may take to open when --connect-timeout does not say.
+constexpr std::chrono::milliseconds kConnectLimit = std::chrono::seconds(10);
+
 asio::awaitable<std::vector<tcp::endpoint>> resolve(const config::Config& config) {
   tcp::resolver resolver(co_await asio::this_coro::executor);
   std::string port = std::to_string(config.port);
@@ -73,8 +76,11 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
         socket.bind(tcp::endpoint(source, 0));
       }
       if (prepare) prepare(socket);
+      if (config.snd_timeout_ms) net::set_user_timeout(socket.native_handle(), config.snd_timeout_ms);
       co_await control::within(socket.async_connect(endpoint, asio::use_awaitable),
-                               std::chrono::seconds(10), "connecting");
+                               config.connect_timeout_ms ? std::chrono::milliseconds(config.connect_timeout_ms)
+                                                         : kConnectLimit,
+                               "connecting");
       co_return socket;
     } catch (const std::system_error& error) {
       last_error = error.code().message();
@@ -84,6 +90,11 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
   }
   throw std::runtime_error("cannot connect to " + config.host + " port " + std::to_string(config.port) +
                            ": " + last_error);
+}
+
+void tune_control_connection(tcp::socket& socket, const config::Config& config) {
+  if (const auto& keepalive = config.control_keepalive)
+    net::set_keepalive(socket.native_handle(), keepalive->idle_s, keepalive->interval_s, keepalive->count);
 }
 
 stats::PeerClock clock_of(const asio::ip::tcp::socket& control, std::uint64_t asked_ns,

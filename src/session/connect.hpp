@@ -39,6 +39,10 @@ asio::awaitable<asio::ip::tcp::socket> connect_any(const std::vector<asio::ip::t
                                                    std::uint16_t source_port = 0,
                                                    bool port_before_connect = false);
 
+// --cntl-ka on a client's control connection (--snd-timeout is connect_any's, on every
+// connection). Throws std::runtime_error with one sentence when the kernel refuses.
+void tune_control_connection(asio::ip::tcp::socket& socket, const config::Config& config);
+
 // How the server's clock relates to this one's, over the control connection `control`: one clock
 // when the server is this host, else NTP's estimate from the request sent at `asked_ns` and the
 // answer `accepted` had at `answered_ns` (CLOCK_REALTIME).

@@ -244,7 +244,23 @@ int run_server(const config::Config& config, metrics::ServerMetrics& metrics, Fo
     if (endpoint) endpoint->stop();
     io.stop();
   });
+  // -1 --idle-timeout N: a one-off server that no test reaches within N seconds exits (0), as
+  // iperf3's does; without -1 each test ends by --stall-timeout, and nothing needs restarting.
+  asio::steady_timer idle(io);
+  if (config.one_off && config.idle_timeout_s > 0) {
+    idle.expires_after(std::chrono::duration_cast<asio::steady_timer::duration>(
+        std::chrono::duration<double>(config.idle_timeout_s)));
+    idle.async_wait([&](const asio::error_code& error) {
+      if (error || metrics.tests_begun() > 0) return;
+      spdlog::info("no test within {} s (--idle-timeout): exiting", config.idle_timeout_s);
+      signals.cancel();
+      server.stop();
+      if (endpoint) endpoint->stop();
+      io.stop();
+    });
+  }
   asio::co_spawn(io, server.serve(), [&](std::exception_ptr) {
+    idle.cancel();
     signals.cancel();
     if (endpoint) endpoint->stop();  // -1: the one test is over
   });

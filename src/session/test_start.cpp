@@ -20,6 +20,7 @@ net::TcpTuning data_tuning(const spec::TestSpec& spec, bool sending, std::uint32
   tuning.congestion = spec.congestion;
   tuning.mss = mss;
   tuning.no_delay = spec.no_delay;
+  tuning.tos = static_cast<std::uint8_t>(spec.tos);
   tuning.fq_rate_bps = sending ? spec.fq_rate_bps : 0;
   return tuning;
 }

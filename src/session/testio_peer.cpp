@@ -132,6 +132,7 @@ asio::awaitable<PeerPath> TestioPeer::handshake(const spec::TestSpec& spec, unsi
   std::vector<tcp::endpoint> endpoints = co_await resolve(config_);
   net::check_tuning(data_tuning(spec, true, config_.mss), endpoints.front().address().is_v4() ? AF_INET : AF_INET6);
   tcp::socket socket = co_await connect_any(endpoints, config_);
+  tune_control_connection(socket, config_);
   server_ = socket.remote_endpoint();
   PeerPath path{{server_}, socket.local_endpoint()};
   co_await send_preamble(socket, {control::ConnectionKind::control});

@@ -78,6 +78,7 @@ void check_tuning(const TestSpec& spec) {
   if (name.size() > 15 || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
     refuse("-C '" + util::printable(name) + "' is not a congestion control name (see "
            "/proc/sys/net/ipv4/tcp_available_congestion_control)");
+  if (spec.tos > 255) refuse("-S/--tos takes a byte: 0 to 255 (0xff)");
   if (spec.cpus.size() > kMaxCpu) refuse("-A lists more than " + std::to_string(kMaxCpu) + " CPUs");
   for (std::uint32_t cpu : spec.cpus)
     if (cpu >= kMaxCpu) refuse("-A holds CPU numbers 0.." + std::to_string(kMaxCpu - 1));

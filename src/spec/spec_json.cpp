@@ -49,6 +49,8 @@ void fields(Spec& spec, Visit&& visit) {
   visit("hash", spec.hash, Need::written);
   visit("congestion", spec.congestion, Need::written);
   visit("no_delay", spec.no_delay, Need::written);
+  visit("tos", spec.tos, Need::unless_default);
+  visit("repeating_payload", spec.repeating_payload, Need::unless_default);
   visit("cpus", spec.cpus, Need::written);
   visit("iface_stats", spec.iface_stats, Need::unless_default);
   visit("begins_s", spec.begins_s, Need::unless_default);

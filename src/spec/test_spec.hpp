@@ -89,6 +89,8 @@ struct TestSpec {
   util::HashKind hash = util::HashKind::none;  // -F: the receivers hash what they get
   std::string congestion;             // -C on both sides' data connections
   bool no_delay = false;              // -N on both sides' data connections
+  bool repeating_payload = false;     // --repeating-payload: senders send ASCII digits, not the generated pattern
+  std::uint32_t tos = 0;              // -S/--dscp: the TOS byte (0-255) of both sides' data packets; 0 = the kernel's
   std::vector<std::uint32_t> cpus;    // -A: the client's workers, and the server's unless it pins its own
   // --iface-stats: absent = off; otherwise the names to watch on each side that has them (empty:
   // the interface the data connections use).

@@ -17,9 +17,18 @@ inline void fill_pattern(char* data, std::size_t size) noexcept {
   }
 }
 
-inline PageBuffer make_pattern(std::size_t size) {
+// iperf3's --repeating-payload: ASCII digits over and over, for a capture a person reads (and a
+// path that compresses them: that is what the option shows).
+inline void fill_digits(char* data, std::size_t size) noexcept {
+  for (std::size_t i = 0; i < size; ++i) data[i] = static_cast<char>('0' + i % 10);
+}
+
+inline PageBuffer make_pattern(std::size_t size, bool repeating_digits = false) {
   PageBuffer data(size);
-  fill_pattern(data.data(), size);
+  if (repeating_digits)
+    fill_digits(data.data(), size);
+  else
+    fill_pattern(data.data(), size);
   return data;
 }
 

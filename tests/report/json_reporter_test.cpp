@@ -237,12 +237,42 @@ TEST(ServedTestReports, TextLinesCarryThePrefixAndJsonTheTestsNumber) {
   EXPECT_GT(count, 1u);
 
   std::ostringstream events, document;
-  JsonReporter stream(events, true, 7);
+  JsonReporter stream(events, true, options);
   stream.start(report.start);
   EXPECT_EQ(Json::parse(events.str().substr(0, events.str().find('\n')))["test"], 7);
-  JsonReporter whole(document, false, 7);
+  JsonReporter whole(document, false, options);
   whole.error("the peer stopped for 10 s");
   EXPECT_EQ(Json::parse(document.str())["test"], 7);
+}
+
+// iperf3's --title, --timestamps and --forceflush stamp every text line (after a server's test
+// prefix's place: the time first, as iperf3 prints it); --title and --extra-data sit at the top of
+// the JSON document, where iperf3's consumers look.
+TEST(IperfOptionsInReports, TitleAndTimeOnEveryLineAndLabelsInTheDocument) {
+  std::ostringstream out;
+  ReporterOptions options;
+  options.stamps = {std::string("[stamp] "), "nightly", true};
+  options.title = "nightly";
+  options.extra_data = "run 7";
+  TestReport report = two_stream_report();
+  {
+    TextReporter text(out, options);
+    text.start(report.start);
+    text.end(report);
+  }
+  std::istringstream lines(out.str());
+  std::size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count)
+    EXPECT_EQ(line.rfind("[stamp] nightly:  ", 0), 0u) << line;
+  EXPECT_GT(count, 1u);
+
+  std::ostringstream document;
+  JsonReporter whole(document, false, options);
+  whole.start(report.start);
+  whole.end(report);
+  const Json parsed = Json::parse(document.str());
+  EXPECT_EQ(parsed["title"], "nightly");
+  EXPECT_EQ(parsed["extra_data"], "run 7");
 }
 
 }  // namespace

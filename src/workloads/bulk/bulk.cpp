@@ -33,7 +33,7 @@ class BulkSide final : public TestSide {
         send_mode_(spec.send_mode) {
     const bool sends = (layout_.forward && layout_.sends(side, true)) || (layout_.reverse && layout_.sends(side, false));
     if (sends && send_mode_ == spec::SendMode::sendfile)
-      send_file_ = engines::open_send_file(file_ ? file_->path() : std::string(), spec.buffer);
+      send_file_ = engines::open_send_file(file_ ? file_->path() : std::string(), spec.buffer, spec.repeating_payload);
   }
 
   DirectionLayout layout() const override { return layout_; }
@@ -69,7 +69,7 @@ class BulkSide final : public TestSide {
 const char* BulkSide::payload_for(const engines::Worker& worker) {
   if (payloads_.size() <= worker.index()) payloads_.resize(worker.index() + 1);
   util::PageBuffer& payload = payloads_[worker.index()];
-  if (!payload) payload = util::make_pattern(spec_.buffer);
+  if (!payload) payload = util::make_pattern(spec_.buffer, spec_.repeating_payload);
   return payload.data();
 }
 

@@ -85,6 +85,8 @@ class UdpSide final : public TestSide {
     settings.gro = udp_.gro;
     settings.connected = udp_.connected || side_ == Side::server || wire_ != Wire::testio;
     settings.window = spec_.window;
+    settings.tos = static_cast<std::uint8_t>(spec_.tos);
+    settings.dont_fragment = udp_.dont_fragment;
     settings.rate_bps = spec_.rate_bps;
     settings.quota = stats::share_of_total(spec_.total_bytes, layout_.count(forward), layout_.index_in_direction(place.index));
     settings.test_id = place.test_id;

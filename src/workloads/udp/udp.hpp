@@ -16,6 +16,7 @@ struct UdpSpec {
   bool gro = true;           // --no-gro: one datagram per receive instead of UDP_GRO's coalesced buffers
   std::uint32_t batch = 16;  // --batch: messages per sendmmsg/recvmmsg call; 1 = sendmsg/recvmsg
   bool connected = true;     // --no-connect: the client's sockets sendto/recvfrom instead of connect()
+  bool dont_fragment = false;  // --dont-fragment: DF on every datagram (IP_PMTUDISC_DO), both sides
 
   template <typename Part, typename Visit>
   static void fields(Part& part, Visit&& visit) {
@@ -23,6 +24,7 @@ struct UdpSpec {
     visit("udp_gro", part.gro);
     visit("udp_batch", part.batch);
     visit("udp_connected", part.connected);
+    visit("udp_dont_fragment", part.dont_fragment);
   }
 };
 

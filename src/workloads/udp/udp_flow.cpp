@@ -86,10 +86,12 @@ bool UdpFlow::prepare_socket() {
   try {
     if (client_) socket_.open(server_.protocol());
     if (settings_.window) (void)net::set_socket_buffers(fd(), settings_.window);
+    if (settings_.tos) net::set_tos(fd(), settings_.tos);
+    if (settings_.dont_fragment) net::set_dont_fragment(fd());
     if (client_ && settings_.connected) socket_.connect(server_);
     if (client_) check_path_mtu();
-  } catch (const std::system_error& error) {
-    spdlog::error("UDP flow {}: {}", settings_.stream + 1, error.code().message());
+  } catch (const std::runtime_error& error) {  // a system_error, or the kernel refused -S
+    spdlog::error("UDP flow {}: {}", settings_.stream + 1, error.what());
     finish(true);
     return false;
   }

@@ -32,6 +32,8 @@ struct FlowSettings {
   bool gro = true;
   bool connected = true;        // the client's socket connect()s (a server's always does)
   std::uint64_t window = 0;     // -w: SO_SNDBUF/SO_RCVBUF
+  std::uint8_t tos = 0;         // -S: the TOS byte of its datagrams
+  bool dont_fragment = false;   // --dont-fragment: DF set, no fragments
   double rate_bps = 0;          // the sender's pace; 0 = as fast as it can
   std::uint64_t quota = 0;      // -n: the bytes this flow sends; 0 = until the window ends
   std::uint64_t test_id = 0;

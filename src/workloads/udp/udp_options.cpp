@@ -21,6 +21,8 @@ void add_options(options::OptionTable& table) {
     ("batch", "Messages per sendmmsg/recvmmsg call; 1 sends and receives one message per call",
        options::value().default_value("16"), "K")
     ("no-connect", "The client's UDP sockets sendto/recvfrom instead of connect()ing to the server")
+    ("dont-fragment", "Datagrams leave with DF set on both sides (IP_PMTUDISC_DO, as iperf3's): one bigger than "
+       "the path's MTU fails to send instead of going in fragments")
     ("udp-counters-64bit", "With --iperf3 -u: iperf3's 64-bit datagram counters instead of its 32-bit default");
   // clang-format on
 }
@@ -28,7 +30,8 @@ void add_options(options::OptionTable& table) {
 void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
   spec::TestSpec& spec = config.spec;
   given.udp = args.count("udp") > 0;
-  given.udp_options = args.count("no-gso") || args.count("no-gro") || args.count("batch") || args.count("no-connect");
+  given.udp_options = args.count("no-gso") || args.count("no-gro") || args.count("batch") || args.count("no-connect") ||
+                       args.count("dont-fragment");
   if (given.udp) spec.workload = "udp";
   config.udp_counters_64bit = given.udp_counters_64bit = args.count("udp-counters-64bit") > 0;
   // Its settings go with its tests (typed without -u: check_options says so).
@@ -37,6 +40,7 @@ void fill_options(const options::ParsedOptions& args, config::Config& config, op
   if (args.count("no-gso")) udp.gso = false;
   if (args.count("no-gro")) udp.gro = false;
   if (args.count("no-connect")) udp.connected = false;
+  if (args.count("dont-fragment")) udp.dont_fragment = true;
   if (auto batch = options::typed(args, "batch")) udp.batch = options::parse_u32(*batch, "--batch");
   set_part(spec, udp);
   if (!spec.is("udp") || !given.udp) return;
@@ -46,10 +50,11 @@ void fill_options(const options::ParsedOptions& args, config::Config& config, op
 }
 
 void check_options(const config::Config& config, const options::GivenOptions& given) {
-  if (given.udp_counters_64bit && (!config.iperf3 || !config.spec.is("udp")))
-    throw UsageError("--udp-counters-64bit goes with --iperf3 -u: testio's own datagrams always count in 64 bits");
+  // --udp-counters-64bit is accepted anywhere, as iperf3 accepts it: testio's own datagrams always
+  // count in 64 bits, and toward an iperf3 server (--iperf3 -u) it asks for that server's.
   if (!config.spec.is("udp")) {
-    if (given.udp_options) throw UsageError("--no-gso, --no-gro, --batch and --no-connect apply to -u tests");
+    if (given.udp_options)
+      throw UsageError("--no-gso, --no-gro, --batch, --no-connect and --dont-fragment apply to -u tests");
     return;
   }
   if (config.role == config::Role::server && given.udp)

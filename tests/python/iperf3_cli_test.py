@@ -1,0 +1,325 @@
+#!/usr/bin/python3
+"""iperf3's command line as scripts type it: every option of iperf3 3.21 is accepted or refused
+in one sentence (never "does not exist"), docs/iperf3-options.md holds the table the binary
+prints, the command lines real tools build run against `testio -s` with the JSON keys their
+consumers read, and -S/--dscp's TOS byte is on both sides' data packets in a tshark capture.
+Traffic goes to 127.0.0.1 only.
+Usage: iperf3_cli_test.py TESTIO_BINARY DOCS_DIR."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonschema
+
+import harness
+from harness import Server, check
+
+DOCS = sys.argv[2] if len(sys.argv) > 2 else "docs"
+IPERF3 = shutil.which("iperf3") or "/usr/bin/iperf3"
+TSHARK = shutil.which("tshark")
+tests = []
+
+
+def test(function):
+    tests.append(function)
+    return function
+
+
+def option_rows():
+    """(names, argument, fit, text) for each row of `testio --iperf3-options`."""
+    rows = []
+    for line in harness.testio("--iperf3-options").stdout.splitlines()[2:]:
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        names = re.findall(r"`(-[^`]+)`", cells[0])
+        rows.append((names, cells[1].strip("`"), cells[2], cells[3].replace("\\|", "|")))
+    return rows
+
+
+def argument_for(argument):
+    """A value of the kind iperf3's placeholder names, for a parse."""
+    if not argument or argument.startswith("[="):
+        return []
+    return {"host[%dev]": ["127.0.0.1"], "algo": ["reno"], "dscp": ["ef"], "[kmgtKMGT]": ["m"],
+            "dev": ["lo"], "str": ["words"], "name": ["/dev/null"], "file": ["/dev/null"],
+            "n/n,m": ["0"], "username": ["user"], "port": ["5999"]}.get(argument, ["3000"])
+
+
+@test
+def every_iperf3_option_is_known_to_the_parser():
+    rows = option_rows()
+    check(len(rows) == 73, f"{len(rows)} rows, wanted iperf3 3.21's 73")
+    for names, argument, fit, _ in rows:
+        for name in names:
+            done = subprocess.run([harness.BINARY, "--help", name, *argument_for(argument)], capture_output=True,
+                                  text=True, timeout=30)
+            check(done.returncode == 0 and "does not exist" not in done.stderr,
+                  f"{name}: exit {done.returncode}: {done.stderr}")
+
+
+@test
+def refused_options_say_what_to_use_in_one_sentence():
+    refused = [row for row in option_rows() if row[2] == "refused"]
+    check(len(refused) > 0, "no refused rows")
+    for names, argument, _, text in refused:
+        for name in names:
+            done = harness.testio("-c", "127.0.0.1", "-p", "9", name, *argument_for(argument), code=2)
+            line = done.stderr.strip()
+            check(line == "testio: " + text and line.count("\n") == 0, f"{name}: {line!r}, wanted {text!r}")
+
+
+@test
+def the_docs_hold_the_table_the_binary_prints():
+    with open(os.path.join(DOCS, "iperf3-options.md")) as page:
+        text = page.read()
+    check(harness.testio("--iperf3-options").stdout in text,
+          "docs/iperf3-options.md differs from `testio --iperf3-options`: paste its output between the markers")
+
+
+@test
+def letters_that_mean_something_else_here_say_so():
+    done = harness.testio("-c", "127.0.0.1", "-T", "nightly run", code=2)
+    check("--title" in done.stderr, done.stderr)
+    check(harness.testio("-v").stdout.startswith("testio "), "-v alone should print the version")
+    done = harness.testio("-c", "127.0.0.1", "-S", "300", code=2)
+    check("0 to 255" in done.stderr, done.stderr)
+    done = harness.testio("-c", "127.0.0.1", "-k", "10", "-t", "3", code=2)
+    check("-k" in done.stderr, done.stderr)
+
+
+def consumer_keys(document, udp=False):
+    """What exporters and schedulers read from iperf3's -J, typed as iperf3 types them."""
+    check("error" not in document, document.get("error"))
+    end = document["end"]
+    for key in ("sum_sent", "sum_received"):
+        check(isinstance(end[key]["bits_per_second"], (int, float)), f"end.{key}.bits_per_second")
+        check(isinstance(end[key]["bytes"], int), f"end.{key}.bytes")
+    check(isinstance(end["cpu_utilization_percent"]["host_total"], (int, float)), "cpu_utilization_percent")
+    check(document["intervals"] and "sum" in document["intervals"][0], "intervals[].sum")
+    if udp:
+        check(isinstance(end["sum"]["lost_percent"], (int, float)) and isinstance(end["sum"]["jitter_ms"], (int, float)),
+              "end.sum's UDP keys")
+    else:
+        check(all(isinstance(s["sender"]["retransmits"], int) for s in end["streams"]), "streams[].sender.retransmits")
+
+
+# Command lines as the tools build them, after their docs: an exporter's -J -t T -c HOST -p PORT
+# [-R] [-b RATE]; pScheduler's iperf3 tool (parallel, omit, reverse, UDP bandwidth, zero-copy,
+# congestion, window); a scheduler's -k; UDP with -u -b R -P N -O 2 -l L.
+REAL_LINES = [
+    (["-J", "-t", "2"], False),
+    (["-J", "-t", "2", "-R", "-b", "200M"], False),
+    (["-P", "2", "-O", "1", "-R", "-t", "2", "-Z", "-C", "reno", "-w", "1M", "-J"], False),
+    (["-u", "-b", "50M", "-P", "2", "-O", "2", "-l", "1400", "-t", "2", "-J"], True),
+    (["-k", "200", "-l", "128K", "-J", "--connect-timeout", "3000"], False),
+]
+
+
+@test
+def real_command_lines_run_with_their_consumers_keys():
+    with Server() as server:
+        for args, udp in REAL_LINES:
+            done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-p", server.port, *args], capture_output=True,
+                                  text=True, timeout=120, stdin=subprocess.DEVNULL)
+            check(done.returncode == 0, f"{args}: exit {done.returncode}: {done.stderr[-400:]}")
+            consumer_keys(json.loads(done.stdout), udp)
+        done = harness.client(server, "-J", "-k", "200", "-l", "128K")
+        check(json.loads(done.stdout)["end"]["sum_received"]["bytes"] == 200 * 128 * 1024, "-k 200 -l 128K moved other bytes")
+
+
+@test
+def title_timestamps_and_extra_data():
+    with Server() as server:
+        done = harness.client(server, "-t", "1", "--title", "nightly", "--timestamps=%H:%M:%S ", "--forceflush")
+        lines = [line for line in done.stdout.splitlines() if line]
+        check(lines and all(re.match(r"\d\d:\d\d:\d\d nightly:  ", line) for line in lines), done.stdout[:400])
+        document = json.loads(harness.client(server, "-t", "1", "-J", "--title", "nightly", "--extra-data", "run 7",
+                                             "--dscp", "af21").stdout)
+        check(document.get("title") == "nightly" and document.get("extra_data") == "run 7", str(document.keys()))
+        check(document["start"]["testio"]["spec"].get("tos") == 18 << 2, "--dscp af21 is TOS 72 in the spec")
+
+
+@test
+def server_output_and_the_full_stream_document():
+    with Server() as server:
+        document = json.loads(harness.client(server, "-t", "2", "-J", "--get-server-output").stdout)
+        with open(os.path.join(DOCS, "testio-output.schema.json")) as schema:
+            errors = list(jsonschema.Draft7Validator(json.load(schema)).iter_errors(document))
+        check(not errors, f"--get-server-output's document does not match the schema: {errors[:1]}")
+        theirs = document["server_output_json"]
+        check(theirs["start"]["testio"]["role"] == "server", "server_output_json is not the server's side")
+        check(theirs["end"]["sum_received"]["bytes"] == document["end"]["sum_received"]["bytes"],
+              "the server's received bytes differ from the client's report of them")
+        check(len(theirs["intervals"]) >= 1, "no server intervals")
+        text = harness.client(server, "-t", "1", "--get-server-output").stdout
+        check("\nServer output:\n" in text and "cpu local (server)" in text.split("Server output:")[1], text[-600:])
+        lines = harness.client(server, "-t", "1", "--json-stream", "--json-stream-full-output").stdout
+        events, at = [], 0
+        for line in lines.splitlines():
+            if line.startswith("{\"event\""):
+                events.append(json.loads(line)["event"])
+                at += len(line) + 1
+        check(events[0] == "start" and "end" in events, f"events {events}")
+        whole = json.loads(lines[at:])
+        check(whole["end"]["sum_received"]["bytes"] > 0 and whole["intervals"], "no whole document after the events")
+        # A stock iperf3 client asks testio's server for its output: its streams as it counted them.
+        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-P", "2", "--get-server-output"],
+                              capture_output=True, text=True, timeout=60)
+        told = done.stdout.split("Server output:")[-1]
+        check(done.returncode == 0 and "testio" in told and told.count("receiver") == 3, done.stdout[-600:])
+    # Toward a stock iperf3 server, its own document comes back (iperf3 listens on a port it is given).
+    port = str(harness.free_port_range_outside_the_ephemeral_ones(1))
+    # iperf3 -s -J sends its JSON document, iperf3 -s its text: each is kept as it came.
+    for json_server, key in ((["-J"], "server_output_json"), ([], "server_output_text")):
+        iperf3 = subprocess.Popen([IPERF3, "-s", "-1", "-p", port, *json_server], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.5)
+            done = harness.testio("-c", "127.0.0.1", "-p", port, "--iperf3", "-t", "1", "-J", "--get-server-output")
+            theirs = json.loads(done.stdout)[key]
+            check((theirs["start"]["version"] if json_server else theirs).startswith("iperf")
+                  or "Server listening" in str(theirs) or "Accepted connection" in str(theirs),
+                  f"{key} is not iperf3's own output: {str(theirs)[:200]}")
+        finally:
+            iperf3.kill()
+            iperf3.wait(10)
+
+
+@test
+def a_detached_server_writes_its_pid_and_removes_it():
+    scratch = tempfile.mkdtemp()
+    pidfile, log = os.path.join(scratch, "testio.pid"), os.path.join(scratch, "testio.log")
+    port = str(harness.free_port_range_outside_the_ephemeral_ones(1))
+    try:
+        harness.testio("-s", "-B", "127.0.0.1", "-p", port, "-D", "-I", pidfile, "--logfile", log)
+        harness.wait_until(lambda: os.path.exists(pidfile) and open(pidfile).read().strip(), 10, "the pid file")
+        pid = int(open(pidfile).read())
+        harness.wait_until(lambda: "listening" in open(log).read(), 10, "the detached server to listen")
+        check(pid != os.getpid() and os.path.exists(f"/proc/{pid}"), "the pid file names no running process")
+        done = harness.testio("-c", "127.0.0.1", "-p", port, "-t", "1", "-J")
+        check(json.loads(done.stdout)["end"]["sum_received"]["bytes"] > 0, "the detached server moved nothing")
+        os.kill(pid, 15)
+        harness.wait_until(lambda: not os.path.exists(pidfile), 20, "the pid file to go")
+        check(harness.testio("-c", "127.0.0.1", "-D", code=2).stderr.count("server option") == 1, "-D with -c")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@test
+def a_one_off_server_that_no_test_reaches_exits_at_its_idle_timeout():
+    started = time.monotonic()
+    done = harness.testio("-s", "-1", "-B", "127.0.0.1", "-p", "0", "--idle-timeout", "1", limit=30)
+    check("--idle-timeout" in done.stderr and time.monotonic() - started < 20, done.stderr)
+    harness.testio("-c", "127.0.0.1", "--idle-timeout", "1", code=2)
+
+
+@test
+def control_keepalive_is_on_the_control_connection():
+    with Server() as server:
+        running = harness.start_client(server, "-t", "4", "--cntl-ka=7/3/2", "--snd-timeout", "9000")
+        try:
+            def keepalive():
+                shown = subprocess.run(["ss", "-tno", "state", "established", f"( dport = :{server.port} )"],
+                                       capture_output=True, text=True, timeout=10).stdout
+                return "keepalive" in shown
+            harness.wait_until(keepalive, 10, "a keepalive timer on a connection to the server (ss -o)")
+        finally:
+            harness.finish(running)
+
+
+class Capture:
+    """tshark on lo for TCP port `port`: (tos, source port, destination port, payload) per packet
+    but the handshake's (a SYN-ACK carries the listener's TOS: the kernel sends it before accept)."""
+
+    def __init__(self, port):
+        self.out = tempfile.TemporaryFile(mode="w+")
+        self.err = harness.appending_file()
+        self.process = subprocess.Popen([TSHARK, "-i", "lo", "-f", f"tcp port {port}", "-l", "-T", "fields",
+                                         "-e", "ip.dsfield", "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tcp.len",
+                                         "-e", "tcp.flags.syn",
+                                         "-a", "duration:60"], stdout=self.out, stderr=self.err,
+                                        stdin=subprocess.DEVNULL)
+        harness.wait_until(lambda: "Capturing on" in self._stderr(), 20, "tshark to capture")
+
+    def _stderr(self):
+        self.err.seek(0)
+        return self.err.read()
+
+    def packets(self):
+        time.sleep(1)  # what the kernel holds for tshark
+        self.process.terminate()
+        self.process.wait(20)
+        self.out.seek(0)
+        rows = [line.split("\t") for line in self.out.read().splitlines()]
+        return [(int(r[0], 0), int(r[1]), int(r[2]), int(r[3] or 0))
+                for r in rows if len(r) == 5 and r[0] and r[4] not in ("1", "True")]
+
+
+def data_connection(packets, server_port):
+    """Both directions of the connection that carried the most payload."""
+    carried = {}
+    for _, source, destination, length in packets:
+        client_port = destination if source == int(server_port) else source
+        carried[client_port] = carried.get(client_port, 0) + length
+    busiest = max(carried, key=carried.get)
+    return [p for p in packets if busiest in (p[1], p[2])]
+
+
+def marked_both_ways(packets, server_port, tos, what):
+    connection = data_connection(packets, server_port)
+    to_server = [p for p in connection if p[2] == int(server_port)]
+    to_client = [p for p in connection if p[1] == int(server_port)]
+    check(to_server and to_client, f"{what}: no packets both ways")
+    # A side's socket is marked once its process has it: an ACK the kernel sends before the
+    # server's accept() returns is not. From the first marked packet on, every one must be.
+    for direction, name in ((to_server, "to the server"), (to_client, "to the client")):
+        marked = [i for i, p in enumerate(direction) if p[0] == tos]
+        check(marked, f"{what}: no packet {name} carries TOS {tos:#x}")
+        wrong = sorted({p[0] for p in direction[marked[0]:] if p[0] != tos})
+        check(not wrong and marked[0] <= 2, f"{what}: packets {name} carry TOS {wrong} (first marked: packet "
+                                            f"{marked[0]}), wanted {tos:#x}")
+
+
+@test
+def tos_is_on_both_sides_data_packets_on_the_wire():
+    if not TSHARK:
+        raise harness.Skip("tshark is not installed (tools/install-deps.sh adds it)")
+    if os.geteuid() != 0:
+        raise harness.Skip("capturing on lo needs root")
+    with Server() as server:
+        for args, tos in ((["-S", "0x10"], 0x10), (["-R", "--dscp", "ef"], 46 << 2)):
+            capture = Capture(server.port)
+            harness.client(server, "-t", "1", *args)
+            marked_both_ways(capture.packets(), server.port, tos, " ".join(args))
+        capture = Capture(server.port)
+        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-S", "0x10"],
+                              capture_output=True, text=True, timeout=60)
+        check(done.returncode == 0, done.stderr)
+        marked_both_ways(capture.packets(), server.port, 0x10, "iperf3 -S 0x10 against testio -s")
+
+
+@test
+def repeating_payload_and_dont_fragment_on_the_wire():
+    if not TSHARK or os.geteuid() != 0:
+        raise harness.Skip("needs tshark and root to capture on lo")
+    with Server() as server:
+        capture = subprocess.Popen([TSHARK, "-i", "lo", "-f", f"port {server.port}", "-l", "-T", "fields", "-e", "udp.length",
+                                    "-e", "ip.flags.df", "-e", "tcp.payload", "-a", "duration:15"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # tshark's start-up; the flows below last longer than any wait for it
+        harness.client(server, "-t", "2", "--repeating-payload", "-b", "100M")
+        harness.client(server, "-t", "2", "-u", "-b", "10M", "--dont-fragment")
+        out, _ = capture.communicate(timeout=60)
+        rows = [line.split("\t") for line in out.splitlines()]
+        check(any(len(r) > 2 and r[2].startswith("3031323334353637") for r in rows) or
+              any(len(r) > 2 and "30313233343536373839" in r[2] for r in rows), "no TCP payload of repeating digits")
+        udp = [r for r in rows if r[0]]
+        check(udp and all(r[1] in ("1", "True") for r in udp), f"UDP datagrams without DF: {udp[:3]}")
+
+
+if __name__ == "__main__":
+    harness.main(tests)
