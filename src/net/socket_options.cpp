@@ -60,6 +60,13 @@ std::uint32_t read_mss(int fd) noexcept {
 
 namespace {
 
+// Whether `fd` is an IPv6 socket (which may carry IPv4-mapped traffic too).
+bool is_ipv6(int fd) noexcept {
+  int domain = AF_INET;
+  socklen_t length = sizeof domain;
+  return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0 && domain == AF_INET6;
+}
+
 std::string first_line_of(const char* path) {
   std::ifstream file(path);
   std::string line;
@@ -100,10 +107,7 @@ void apply_tuning(int fd, const TcpTuning& tuning) {
 
 void set_tos(int fd, std::uint8_t tos) {
   const int value = tos;
-  int domain = AF_INET;
-  socklen_t length = sizeof domain;
-  (void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length);
-  if (domain == AF_INET6) {
+  if (is_ipv6(fd)) {
     if (setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &value, sizeof value) != 0)
       throw std::runtime_error("setting the traffic class (-S " + std::to_string(tos) + ") failed: " + std::strerror(errno));
     (void)setsockopt(fd, IPPROTO_IP, IP_TOS, &value, sizeof value);  // for IPv4-mapped peers; an IPv6-only socket refuses
@@ -114,26 +118,12 @@ void set_tos(int fd, std::uint8_t tos) {
 }
 
 void set_dont_fragment(int fd) {
-  int domain = AF_INET;
-  socklen_t length = sizeof domain;
-  (void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length);
   int value = IP_PMTUDISC_DO;
-  const bool six = domain == AF_INET6;
+  const bool six = is_ipv6(fd);
   if (six) value = IPV6_PMTUDISC_DO;
   if (setsockopt(fd, six ? IPPROTO_IPV6 : IPPROTO_IP, six ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER, &value, sizeof value) != 0)
     throw std::runtime_error(std::string("setting DF (--dont-fragment) failed: ") + std::strerror(errno));
   if (six) (void)setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &value, sizeof value);  // IPv4-mapped peers
-}
-
-int read_tos(int fd) noexcept {
-  int domain = AF_INET;
-  socklen_t length = sizeof domain;
-  (void)getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length);
-  int value = 0;
-  length = sizeof value;
-  const bool six = domain == AF_INET6;
-  if (getsockopt(fd, six ? IPPROTO_IPV6 : IPPROTO_IP, six ? IPV6_TCLASS : IP_TOS, &value, &length) != 0) return -1;
-  return value;
 }
 
 void check_tuning(const TcpTuning& tuning, int family) {

@@ -44,8 +44,6 @@ void set_tos(int fd, std::uint8_t tos);
 // --dont-fragment: DF on every packet (IP_PMTUDISC_DO, and IPV6_PMTUDISC_DO on an IPv6 socket),
 // so a datagram larger than the path's MTU fails with EMSGSIZE. Throws std::runtime_error.
 void set_dont_fragment(int fd);
-// What the socket's packets carry (IP_TOS or IPV6_TCLASS); -1 when unknown.
-int read_tos(int fd) noexcept;
 // --snd-timeout: TCP_USER_TIMEOUT, how long sent data may stay unacknowledged before the kernel
 // drops the connection. Throws std::runtime_error with one sentence when refused.
 void set_user_timeout(int fd, std::uint32_t milliseconds);

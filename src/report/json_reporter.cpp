@@ -267,8 +267,12 @@ void JsonReporter::start(const StartInfo& start) {
 void JsonReporter::interval(const stats::IntervalRecord& record) {
   if (interval_s_ <= 0) return;  // -i 0: no interval reports, as iperf3
   json entry = interval_json(record, local_is_sender_, last_retransmits_, udp_);
-  if (stream_events_) emit("interval", entry);
-  if (!stream_events_ || full_document_) document_["intervals"].push_back(std::move(entry));
+  if (!stream_events_) {
+    document_["intervals"].push_back(std::move(entry));
+    return;
+  }
+  if (full_document_) document_["intervals"].push_back(entry);  // a copy only when it goes both ways
+  emit("interval", std::move(entry));
 }
 
 void JsonReporter::with_interval(std::size_t workload, const StartInfo& start, const stats::IntervalRecord& record) {
@@ -287,7 +291,7 @@ void JsonReporter::end(const TestReport& report) {
                                                                              : json(report.server_output_text);
   if (stream_events_) {
     if (!server.is_null()) emit(server_key, server);
-    emit("end", end);
+    emit("end", full_document_ ? end : std::move(end));
     if (report.incomplete) emit("error", report.ended_because);
   }
   if (!stream_events_ || full_document_) {  // --json-stream-full-output: the document too, as iperf3 prints it

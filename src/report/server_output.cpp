@@ -38,7 +38,7 @@ TestReport seen_by_server(const TestReport& report) {
 }
 
 Json server_output_json(const TestReport& report) {
-  if (!report.server_output_json.empty()) return Json::parse(report.server_output_json, nullptr, false);
+  if (!report.server_output_json.empty()) return Json::parse(report.server_output_json);
   std::ostringstream out;
   JsonReporter reporter(out, false);
   replay(reporter, seen_by_server(report));
