@@ -158,7 +158,10 @@ TEST(Loopback, IPv6) {
 
 TEST(Loopback, ABusyServerQueuesASecondClientOrSaysBusyToOneThatWillNotWait) {
   Server server;
-  ChildProcess first(client(server, {"2", "-t", "3"}));
+  // Long enough to outlast the two clients below starting and ending (a sanitized testio takes
+  // most of a second only to start): with -t 3 the first test had ended before the third
+  // client asked, 2 runs in 2 under ASan.
+  ChildProcess first(client(server, {"2", "-t", "8"}));
   ASSERT_TRUE(server.process().wait_for_err("test #1 from", 10s));
   Result impatient = run(client(server, {"1", "-t", "1", "--max-wait", "0"}));
   EXPECT_EQ(impatient.code, 1);
