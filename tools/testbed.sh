@@ -2,9 +2,9 @@
 # Two "hosts" in network namespaces joined by one or several veth pairs: the only place testio's
 # tests send traffic to addresses other than loopback. See docs/testbed.md.
 #
-#   tools/testbed.sh up   NAME [--links K] [--rate RATE] [--queue TIME] [--burst SIZE] [--cc ALGORITHM] [--multipath] [--rps MASK]
+#   tools/testbed.sh up   NAME [--links K] [--rate RATE] [--queue TIME] [--burst SIZE] [--cc ALGORITHM] [--multipath] [--rps MASK] [--mptcp]
 #   tools/testbed.sh down NAME
-#   tools/testbed.sh run  NAME [--links K] [--rate RATE] [--queue TIME] [--burst SIZE] [--cc ALGORITHM] [--multipath] [--rps MASK] -- COMMAND...
+#   tools/testbed.sh run  NAME [--links K] [--rate RATE] [--queue TIME] [--burst SIZE] [--cc ALGORITHM] [--multipath] [--rps MASK] [--mptcp] -- COMMAND...
 #
 # NAME prefixes everything created: namespaces NAME-a and NAME-b (pick a unique one, e.g.
 # tio-$$, so parallel runs never meet). Link k (1..K) is interface tbk in both namespaces, the
@@ -21,6 +21,9 @@
 # --rps writes MASK (hex CPUs, e.g. 3) to every link's rx-0/rps_cpus on both ends: RPS then spreads
 # each end's received flows over those CPUs by flow hash, as a multi-queue NIC's RSS does.
 # --cc sets net.ipv4.tcp_congestion_control inside both namespaces (it is per namespace).
+# --mptcp lets MPTCP connections use every link: NAME-b announces its addresses on links 2..K
+# (ip mptcp endpoint ... signal) and both ends accept up to 8 subflows and announced addresses, so
+# a connection to 198.18.1.2 gains a subflow over each other link (the kernel's path manager).
 # "run" brings the testbed up, runs COMMAND on the host with TESTBED_A/TESTBED_B set to the
 # namespace names, and tears it down on any exit (trap). "down" removes only NAME-a and NAME-b;
 # deleting a namespace deletes the veth ends inside it, and with them their qdiscs.
@@ -38,6 +41,7 @@ burst=256kb
 cc=""
 multipath=0
 rps=""
+mptcp=0
 command=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     --cc) cc=${2:?--cc needs a congestion control name}; shift 2 ;;
     --multipath) multipath=1; shift ;;
     --rps) rps=${2:?--rps needs a hex CPU mask such as 3}; shift 2 ;;
+    --mptcp) mptcp=1; shift ;;
     --) shift; command=("$@"); break ;;
     *) echo "unknown testbed option '$1'" >&2; exit 2 ;;
   esac
@@ -103,6 +108,7 @@ up() {
     done
   done
   [ "$multipath" = 0 ] || spread_over_links
+  [ "$mptcp" = 0 ] || subflows_over_links
   trap - ERR
 }
 
@@ -120,6 +126,15 @@ spread_over_links() {
     done
     in_ns "$ns" ip route add "198.18.0.$other/32" src "198.18.0.$side" "${v4[@]}"
     in_ns "$ns" ip -6 route add "fd00:7e57::$other/128" src "fd00:7e57::$side" "${v6[@]}"
+  done
+}
+
+subflows_over_links() {
+  local ns k
+  for ns in "$ns_a" "$ns_b"; do in_ns "$ns" ip mptcp limits set subflows 8 add_addr_accepted 8; done
+  for k in $(seq 2 "$links"); do
+    in_ns "$ns_b" ip mptcp endpoint add "198.18.$k.2" dev "tb$k" signal
+    in_ns "$ns_b" ip mptcp endpoint add "fd00:7e57:0:$k::2" dev "tb$k" signal
   done
 }
 

@@ -58,8 +58,8 @@ constexpr std::array<Iperf3Option, 73> kOptions{{
     {"S", "tos", "n", Fit::mapped, "-S: the TOS byte (decimal, 0octal or 0xhex) of both sides' data packets", kHere},
     {"", "dscp", "dscp", Fit::mapped, "--dscp: -S of a DSCP (0-63, or a name: ef, af11-af43, cs0-cs7, va, le)", kHere},
     {"", "extra-data", "str", Fit::mapped, "--extra-data: \"extra_data\" in the JSON document, as iperf3 writes it", kHere},
-    {"L", "flowlabel", "n", Fit::refused,
-     "-L: testio does not set IPv6 flow labels; its connections differ by source port (--cport)", kHere},
+    {"L", "flowlabel", "n", Fit::same, "-L: the IPv6 flow label (1 to 0xfffff) of the client's data connections",
+     kHere},
     {"Z", "zerocopy", "", Fit::mapped, "-Z: --send-mode zerocopy (MSG_ZEROCOPY; --send-mode sendfile is iperf3's sendfile())", kHere},
     {"O", "omit", "n", Fit::same, "-O: seconds of warm-up left out of the summary"},
     {"F", "file", "name", Fit::same, "-F: the client sends the file (the server compares digests; it writes no file)"},
@@ -115,7 +115,9 @@ constexpr std::array<Iperf3Option, 73> kOptions{{
     {"", "cntl-ka", "[=#/#/#]", Fit::mapped,
      "--cntl-ka[=IDLE/INTERVAL/COUNT]: TCP keepalive on the client's control connection (each part may be empty: "
      "the kernel's)", kHere},
-    {"m", "mptcp", "", Fit::refused, "-m: testio does not open MPTCP sockets; run iperf3 --mptcp for that test", kHere},
+    {"m", "mptcp", "", Fit::mapped,
+     "-m: MPTCP data connections, their subflows in the report; the server listens for MPTCP with -s --mptcp "
+     "(an iperf3 server needs nothing), else they fall back to TCP with a warning", kHere},
     {"", "gsro", "", Fit::mapped, "--gsro: UDP GSO and GRO, which testio uses unless --no-gso or --no-gro", kHere},
     {"d", "debug", "[=#]", Fit::same, "-d: --debug, diagnostics on stderr (one level)"},
     {"h", "help", "", Fit::same, "-h: the options"},
@@ -218,12 +220,19 @@ void fill_report_meanings(const ParsedOptions& args, config::Config& config) {
   }
 }
 
-// --connect-timeout, --snd-timeout, --cntl-ka, --rcv-timeout, --server-max-duration, --bind-dev:
+// --connect-timeout, --snd-timeout, --cntl-ka, --mptcp, -L, --rcv-timeout, --server-max-duration, --bind-dev:
 // connections and caps.
 void fill_connection_meanings(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   if (auto ms = typed(args, "connect-timeout")) config.connect_timeout_ms = parse_milliseconds(*ms, "--connect-timeout");
   if (auto ms = typed(args, "snd-timeout")) config.snd_timeout_ms = parse_milliseconds(*ms, "--snd-timeout");
   if (args.count("cntl-ka")) config.control_keepalive = parse_keepalive(args.value("cntl-ka"));
+  config.mptcp = args.count("mptcp") > 0;
+  if (auto label = typed(args, "flowlabel")) {
+    config.flow_label = parse_byte(*label, 0xfffff, "-L/--flowlabel");
+    if (!config.flow_label) throw UsageError("-L's flow label must be from 1 to 0xfffff (0 is no label)");
+    if (config.role != config::Role::client) throw UsageError("-L is a client option: it goes with -c");
+  }
+  if (config.mptcp && given.udp) throw UsageError("--mptcp opens TCP connections: -u's flows are UDP");
   if (auto ms = typed(args, "rcv-timeout")) {
     if (args.count("stall-timeout")) throw UsageError("--rcv-timeout is --stall-timeout in milliseconds: give one");
     const std::uint32_t wait = parse_milliseconds(*ms, "--rcv-timeout");

@@ -128,6 +128,8 @@ struct SideResults {
   std::vector<net::FlowPath> paths;              // per stream, the interface it leaves this side by
   std::vector<int> incoming_cpus;                // per stream, SO_INCOMING_CPU at the end; -1 unknown
   std::vector<int> worker_cpus;                  // --rx-affinity follow: per stream, its worker's CPU; -1 none
+  std::vector<int> mptcp_subflows;               // per stream, its MPTCP subflows at the end (0: plain TCP);
+                                                 // empty when no stream is MPTCP
 };
 
 // A bulk test's figures from one side, by direction: the forward streams (client to server) at

@@ -93,6 +93,7 @@ json to_json(const SideResults& results, const char* type) {
   }
   if (!results.incoming_cpus.empty()) message["incoming_cpus"] = results.incoming_cpus;
   if (!results.worker_cpus.empty()) message["worker_cpus"] = results.worker_cpus;
+  if (!results.mptcp_subflows.empty()) message["mptcp_subflows"] = results.mptcp_subflows;
   if (!results.cores.empty()) {
     json cores = json::array();
     for (const stats::CoreShare& core : results.cores) cores.push_back({core.cpu, core.busy, core.softirq});
@@ -199,19 +200,25 @@ std::vector<net::FlowPath> parse_paths(const json& message, std::uint32_t expect
 }
 
 // Optional: a CPU number per stream, -1 where there is none.
-std::vector<int> parse_cpus(const json& message, const char* name, std::uint32_t expected_streams) {
-  std::vector<int> cpus;
+// A list of one number per stream from `lowest` to `highest` (`each` says what one is), or none.
+std::vector<int> parse_per_stream(const json& message, const char* name, std::uint32_t expected_streams,
+                                  std::int64_t lowest, std::int64_t highest, const char* each) {
+  std::vector<int> numbers;
   auto list = message.find(name);
-  if (list == message.end()) return cpus;
+  if (list == message.end()) return numbers;
   if (!list->is_array() || list->size() != expected_streams)
-    throw ProtocolError("\"" + std::string(name) + "\" must list one CPU per stream");
-  for (const json& cpu : *list) {
-    if (!cpu.is_number_integer() || cpu.get<std::int64_t>() < -1 ||
-        cpu.get<std::int64_t>() >= static_cast<std::int64_t>(stats::kMaxCores))
-      throw ProtocolError("each entry of \"" + std::string(name) + "\" must be a CPU number, or -1");
-    cpus.push_back(static_cast<int>(cpu.get<std::int64_t>()));
+    throw ProtocolError("\"" + std::string(name) + "\" must list one number per stream");
+  for (const json& number : *list) {
+    if (!number.is_number_integer() || number.get<std::int64_t>() < lowest || number.get<std::int64_t>() > highest)
+      throw ProtocolError("each entry of \"" + std::string(name) + "\" must be " + each);
+    numbers.push_back(static_cast<int>(number.get<std::int64_t>()));
   }
-  return cpus;
+  return numbers;
+}
+
+std::vector<int> parse_cpus(const json& message, const char* name, std::uint32_t expected_streams) {
+  return parse_per_stream(message, name, expected_streams, -1, static_cast<std::int64_t>(stats::kMaxCores) - 1,
+                          "a CPU number, or -1");
 }
 
 }  // namespace
@@ -279,6 +286,8 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
   results.paths = parse_paths(message, expected_streams);
   results.incoming_cpus = parse_cpus(message, "incoming_cpus", expected_streams);
   results.worker_cpus = parse_cpus(message, "worker_cpus", expected_streams);
+  // MPTCP_INFO's count is a byte, plus the first subflow.
+  results.mptcp_subflows = parse_per_stream(message, "mptcp_subflows", expected_streams, 0, 256, "a subflow count");
   return results;
 }
 

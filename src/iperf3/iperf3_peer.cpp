@@ -58,6 +58,8 @@ Params params_from(const config::Config& config) {
   params.title = config.title;
   params.extra_data = config.extra_data;
   params.get_server_output = config.server_output;
+  params.mptcp = config.mptcp;
+  params.flow_label = config.flow_label;
   params.client_version = std::string("testio-") + TESTIO_VERSION;
   if (workloads::datagrams(spec)) {
     params.udp = true;

@@ -85,6 +85,8 @@ Params parse_params(std::string_view body, const spec::Limits& limits) {
   params.title = text(message, "title", kMaxLabel);
   params.extra_data = text(message, "extra_data", kMaxLabel);
   params.get_server_output = has(message, "get_server_output");
+  params.mptcp = flag(message, "mptcp");
+  params.flow_label = static_cast<std::uint32_t>(whole(message, "flowlabel", 0xfffff, 0));
   params.authenticated = has(message, "authtoken");
   params.client_version = text(message, "client_version", 64);
   if (params.total_bytes() == 0 && params.time_s <= 0) throw ProtocolError("\"time\" must be more than 0 seconds");
@@ -109,6 +111,8 @@ std::string to_json(const Params& params) {
   if (!params.title.empty()) message["title"] = params.title;
   if (!params.extra_data.empty()) message["extra_data"] = params.extra_data;
   if (params.get_server_output) message["get_server_output"] = 1;
+  if (params.mptcp) message["mptcp"] = true;
+  if (params.flow_label) message["flowlabel"] = params.flow_label;  // iperf3 reads it only as JSON true
   message["client_version"] = params.client_version;
   return message.dump();
 }

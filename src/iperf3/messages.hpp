@@ -33,6 +33,8 @@ struct Params {
   std::string title;            // --title: "title"
   std::string extra_data;       // --extra-data: "extra_data", carried into each side's JSON
   bool get_server_output = false;  // --get-server-output: the server adds its output to its results
+  bool mptcp = false;           // -m: "mptcp", the client's data connections are MPTCP
+  std::uint32_t flow_label = 0; // -L: "flowlabel", the client's data connections' IPv6 flow label
   std::uint64_t bandwidth = 0;  // -b, bits/s per stream: UDP's pace (testio paces no TCP for iperf3)
   bool authenticated = false;   // the client sent an RSA token; this side does not check them
   std::string client_version;

@@ -18,6 +18,7 @@ report::TestReport direction_report(report::StartInfo start, const DirectionResu
   mine.cpu = local.side.cpu;
   mine.wall_s = local.side.wall_s;
   mine.congestion = local.side.congestion;
+  mine.mptcp_subflows = local.side.mptcp_subflows;
 
   report::SideReport theirs;
   theirs.present = true;

@@ -89,6 +89,9 @@ spec::TestSpec spec_of(const Params& params, const config::Config& config) {
 asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& served, report::Reporter& reporter) {
   const Params params = co_await exchange_params(control, served);
   const spec::TestSpec spec = spec_of(params, config_);
+  if (params.mptcp && !config_.mptcp)
+    spdlog::warn("the iperf3 client asked for MPTCP (-m); this server listens for plain TCP, so its connections "
+                 "fall back to TCP (testio -s --mptcp listens for both)");
   std::optional<workloads::udp::Wire> wire;
   if (params.udp) wire = params.udp_counters_64bit ? workloads::udp::Wire::iperf3_64 : workloads::udp::Wire::iperf3_32;
   session::TestParts parts(spec, [&](std::size_t, const spec::TestSpec& part) {

@@ -2,6 +2,8 @@
 
 #include <net/if.h>
 #include <netinet/in.h>
+// After <netinet/in.h>, whose definitions it would otherwise clash with: the flow label manager.
+#include <linux/in6.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -143,6 +145,21 @@ void set_user_timeout(int fd, std::uint32_t milliseconds) {
   const unsigned int value = milliseconds;
   if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &value, sizeof value) != 0)
     throw std::runtime_error(std::string("setting TCP_USER_TIMEOUT (--snd-timeout) failed: ") + std::strerror(errno));
+}
+
+std::uint32_t lease_flow_label(int fd, const std::array<unsigned char, 16>& destination, std::uint32_t label) {
+  in6_flowlabel_req request{};
+  std::memcpy(&request.flr_dst, destination.data(), destination.size());
+  request.flr_label = htonl(label & IPV6_FLOWINFO_FLOWLABEL);
+  request.flr_action = IPV6_FL_A_GET;
+  request.flr_flags = IPV6_FL_F_CREATE;
+  request.flr_share = IPV6_FL_S_ANY;
+  const int on = 1;
+  if (setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWLABEL_MGR, &request, sizeof request) != 0 ||
+      setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO_SEND, &on, sizeof on) != 0)
+    throw std::runtime_error(std::string("setting IPv6 flow label ") + std::to_string(label) +
+                             " (-L) failed: " + std::strerror(errno));
+  return request.flr_label;
 }
 
 void set_keepalive(int fd, std::uint32_t idle_s, std::uint32_t interval_s, std::uint32_t count) {

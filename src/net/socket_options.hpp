@@ -1,6 +1,7 @@
 // setsockopt wrappers that read back what the kernel granted.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -47,6 +48,10 @@ void set_dont_fragment(int fd);
 // --snd-timeout: TCP_USER_TIMEOUT, how long sent data may stay unacknowledged before the kernel
 // drops the connection. Throws std::runtime_error with one sentence when refused.
 void set_user_timeout(int fd, std::uint32_t milliseconds);
+// -L: leases IPv6 flow label `label` (1 to 0xfffff) toward `destination` for `fd` and has it sent
+// (IPV6_FLOWLABEL_MGR, IPV6_FLOWINFO_SEND); returns the sin6_flowinfo (network order) that the
+// connect target must carry. Throws std::runtime_error with one sentence when refused.
+std::uint32_t lease_flow_label(int fd, const std::array<unsigned char, 16>& destination, std::uint32_t label);
 // --cntl-ka: TCP keepalive after `idle_s` (TCP_KEEPIDLE), a probe every `interval_s`
 // (TCP_KEEPINTVL), `count` probes (TCP_KEEPCNT); each 0 for the kernel's (net.ipv4.tcp_keepalive_*).
 // Throws std::runtime_error with one sentence when refused.

@@ -118,6 +118,7 @@ json nic_interval_json(const stats::IntervalRecord& record) {
 void add_host_json(json& side_json, const SideReport& side, std::uint32_t connections) {
   if (!side.paths.empty()) side_json["paths"] = path_split_json(path_split(side));
   if (json cpus = incoming_cpus_json(side); !cpus.is_null()) side_json["incoming_cpus"] = std::move(cpus);
+  if (json mptcp = mptcp_json(side); !mptcp.is_null()) side_json["mptcp"] = std::move(mptcp);
   std::vector<NicTotal> totals = nic_totals(side.intervals);
   if (!side.nics_reason.empty()) side_json["nics_reason"] = side.nics_reason;
   if (!totals.empty()) {

@@ -60,6 +60,7 @@ void add_flow_json(json& testio, const SideReport& side, std::size_t i) {
   if (i < side.paths.size()) testio["path"] = {{"device", side.paths[i].device}, {"how", side.paths[i].how}};
   if (i < side.incoming_cpus.size() && side.incoming_cpus[i] >= 0) testio["incoming_cpu"] = side.incoming_cpus[i];
   if (i < side.worker_cpus.size() && side.worker_cpus[i] >= 0) testio["worker_cpu"] = side.worker_cpus[i];
+  if (i < side.mptcp_subflows.size()) testio["mptcp_subflows"] = side.mptcp_subflows[i];
 }
 
 json path_split_json(const PathSplit& split) {
@@ -100,6 +101,34 @@ std::string incoming_cpus_text(const std::string& who, const SideReport& side, b
     counts += (counts.empty() ? "cpu" : ", cpu") + std::to_string(cpu) + " " + std::to_string(count) +
               (count == 1 ? " flow" : " flows");
   return text + "incoming cpus " + who + ": " + counts + "\n";
+}
+
+std::string mptcp_text(const std::string& who, const SideReport& side) {
+  if (side.mptcp_subflows.empty()) return "";
+  std::uint32_t subflows = 0, fell_back = 0;
+  std::string each;
+  for (int count : side.mptcp_subflows) {
+    subflows += static_cast<std::uint32_t>(count);
+    if (count == 0) ++fell_back;
+    each += (each.empty() ? "" : ", ") + std::to_string(count);
+  }
+  const std::size_t connections = side.mptcp_subflows.size();
+  std::string text = printf_text("mptcp %s: %zu %s, %u %s", who.c_str(), connections,
+                                 connections == 1 ? "connection" : "connections", subflows,
+                                 subflows == 1 ? "subflow" : "subflows");
+  if (connections <= 16) text += " (" + each + ")";
+  if (fell_back) text += printf_text("; %u fell back to plain TCP", fell_back);
+  return text + "\n";
+}
+
+json mptcp_json(const SideReport& side) {
+  if (side.mptcp_subflows.empty()) return nullptr;
+  std::uint32_t subflows = 0, fell_back = 0;
+  for (int count : side.mptcp_subflows) {
+    subflows += static_cast<std::uint32_t>(count);
+    if (count == 0) ++fell_back;
+  }
+  return {{"connections", side.mptcp_subflows.size()}, {"subflows", subflows}, {"fell_back", fell_back}};
 }
 
 std::string spread_counts_text(const SpreadCounts& asked) {

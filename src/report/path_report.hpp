@@ -28,7 +28,8 @@ PathSplit path_split(const SideReport& side);
 // interfaces or more; with `each_flow`, a line per flow first. Empty without paths.
 std::string paths_text(const std::string& who, const SideReport& side, bool each_flow);
 // Stream `i`'s place on `side`, added to its "testio" object: "path" {"device", "how"},
-// "incoming_cpu" and (--rx-affinity follow) "worker_cpu", each where the side has it.
+// "incoming_cpu", (--rx-affinity follow) "worker_cpu" and (--mptcp) "mptcp_subflows", each where
+// the side has it.
 void add_flow_json(nlohmann::ordered_json& testio, const SideReport& side, std::size_t i);
 // {"flows": {"tb1": 8, ...}, "unknown": 0, "uneven": false} for a side's "testio" object.
 nlohmann::ordered_json path_split_json(const PathSplit& split);
@@ -38,6 +39,11 @@ nlohmann::ordered_json path_split_json(const PathSplit& split);
 // when `each_flow`, a line per flow first.
 nlohmann::ordered_json incoming_cpus_json(const SideReport& side);
 std::string incoming_cpus_text(const std::string& who, const SideReport& side, bool each_flow);
+
+// --mptcp: "mptcp client: 4 connections, 8 subflows (2, 2, 2, 2)", with how many fell back to
+// plain TCP; {"connections", "subflows", "fell_back"} (null when no stream of `side` is MPTCP).
+std::string mptcp_text(const std::string& who, const SideReport& side);
+nlohmann::ordered_json mptcp_json(const SideReport& side);
 
 // --spread even. "tb1 8, tb2 8 flows" and {"tb1": 8, "tb2": 8} (null when not spread).
 using SpreadCounts = std::vector<std::pair<std::string, std::uint32_t>>;

@@ -87,6 +87,7 @@ struct SideReport {
   std::vector<net::FlowPath> paths;     // per stream, the interface it leaves this side by (may be empty)
   std::vector<int> incoming_cpus;       // per stream, the CPU its packets were processed on; -1 unknown
   std::vector<int> worker_cpus;         // --rx-affinity follow: per stream, its worker's CPU; -1 none
+  std::vector<int> mptcp_subflows;      // --mptcp: per stream, its subflows at the end (0: plain TCP); may be empty
 };
 
 // -F: each stream's digest on both sides, as the client compares them.

@@ -354,6 +354,7 @@ std::string TextReporter::host_lines(const TestReport& report, std::uint64_t mov
   const bool local_sends = report.start.local_is_sender;
   lines += paths_text(local_sends ? local_who : remote_who, report.sender, options_.verbose);
   if (local_sends && report.start.from_client) lines += spread_text(local_who, report.start, report.sender);
+  lines += mptcp_text(local_who, report.local());
   // Where the data's packets were processed on the receiving host.
   if (options_.verbose) lines += incoming_cpus_text(local_sends ? remote_who : local_who, report.receiver, true);
   return lines;

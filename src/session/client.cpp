@@ -17,6 +17,7 @@
 
 #include "control/channel.hpp"
 #include "engines/bulk_streams.hpp"
+#include "net/mptcp.hpp"
 #include "net/port_spread.hpp"
 #include "net/route_lookup.hpp"
 #include "session/client_peer.hpp"
@@ -100,6 +101,7 @@ class ClientTest {
   std::optional<net::PortSpreader> spreader_;  // --spread even
   std::uint32_t spread_turn_ = 0;              // sending flows given a spread port so far
   std::string clamp_warning_;
+  std::uint32_t mptcp_fell_back_ = 0;  // --mptcp data connections the server answered in plain TCP
   engines::TestClock clock_;  // the window's, from start()
   bool incomplete_ = false;  // the test ended early: the figures cover the time run
   std::string ended_because_;
@@ -147,6 +149,9 @@ asio::awaitable<void> ClientTest::open_streams() {
   first.spec.with = spec_.with;  // the whole test: a report's start.testio.spec runs it again
   if (spreader_ && spread_turn_) first.spread_asked = spreader_->split(spread_turn_);
   if (!clamp_warning_.empty()) spdlog::warn("{}", clamp_warning_);
+  if (mptcp_fell_back_)
+    spdlog::warn("--mptcp: {} of {} data connections fell back to plain TCP: the server does not listen "
+                 "for MPTCP (testio -s --mptcp)", mptcp_fell_back_, parts_->connections());
 }
 
 asio::awaitable<void> ClientTest::open_part(TestPart& part, asio::any_io_executor executor) {
@@ -192,14 +197,17 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(TestPart& part, st
     if (spreading && !(source_port = spreader_->port_for(spread_turn_)))
       throw std::runtime_error("--spread even: the ephemeral port range has no free port left for " +
                                spreader_->devices()[spread_turn_ % spreader_->devices().size()]);
+    // Named, not a temporary in the co_await: GCC 12 destroys such a temporary twice.
+    const DataConnectionOptions options{prepare, source_port, multipath_, config_.mptcp, config_.flow_label};
     try {
-      connected = co_await connect_any(path_.data, config_, prepare, source_port, multipath_);
+      connected = co_await connect_any(path_.data, config_, options);
     } catch (const SourcePortBusy&) {
       if (!spreading || attempt >= 64) throw;
     }
   }
   if (spreading) ++spread_turn_;
   tcp::socket socket = std::move(*connected);
+  if (config_.mptcp && net::mptcp_subflows(socket.native_handle()) == 0) ++mptcp_fell_back_;
   // The later connections go where the first one went.
   if (path_.data.size() > 1) path_.data = {socket.remote_endpoint()};
   if (part.start.peer.empty()) part.start.peer = control::endpoint_text(socket.remote_endpoint());

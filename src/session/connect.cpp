@@ -4,6 +4,7 @@
 
 #include <asio/use_awaitable.hpp>
 #include "control/channel.hpp"
+#include "net/mptcp.hpp"
 #include "net/socket_options.hpp"
 
 namespace testio::session {
@@ -39,10 +40,25 @@ asio::awaitable<std::vector<tcp::endpoint>> resolve(const config::Config& config
   co_return endpoints;
 }
 
+namespace {
+
+// `to`, carrying the IPv6 flow label `label` leased for `socket` (-L); `to` itself when 0.
+tcp::endpoint labelled(tcp::socket& socket, tcp::endpoint to, std::uint32_t label) {
+  if (!label) return to;
+  if (!to.address().is_v6() || to.address().to_v6().is_v4_mapped())
+    throw std::runtime_error("-L labels IPv6 packets: " + to.address().to_string() +
+                             " is an IPv4 address (give an IPv6 one, or -6)");
+  auto* target = reinterpret_cast<sockaddr_in6*>(to.data());
+  target->sin6_flowinfo = net::lease_flow_label(socket.native_handle(), to.address().to_v6().to_bytes(), label);
+  return to;
+}
+
+}  // namespace
+
 asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpoints,
                                          const config::Config& config,
-                                         const PrepareSocket& prepare, std::uint16_t source_port,
-                                         bool port_before_connect) {
+                                         const DataConnectionOptions& data) {
+  const std::uint16_t source_port = data.source_port;
   auto executor = co_await asio::this_coro::executor;
   std::string last_error = "no usable address";
   asio::ip::address source;
@@ -55,9 +71,12 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
     if (!config.bind_address.empty() && source.is_v4() != endpoint.address().is_v4()) continue;
     tcp::socket socket(executor);
     try {
-      socket.open(endpoint.protocol());
+      if (data.mptcp)
+        socket.assign(endpoint.protocol(), net::open_mptcp_socket(endpoint.protocol().family()));
+      else
+        socket.open(endpoint.protocol());
       if (!config.bind_device.empty()) net::bind_to_device(socket.native_handle(), config.bind_device);
-      if (source_port || port_before_connect) {
+      if (source_port || data.port_before_connect) {
         // A previous run's connection from this port may still be in TIME_WAIT.
         socket.set_option(asio::socket_base::reuse_address(true));
         const asio::ip::address from = config.bind_address.empty()
@@ -75,9 +94,9 @@ asio::awaitable<tcp::socket> connect_any(const std::vector<tcp::endpoint>& endpo
       } else if (!config.bind_address.empty()) {
         socket.bind(tcp::endpoint(source, 0));
       }
-      if (prepare) prepare(socket);
+      if (data.prepare) data.prepare(socket);
       if (config.snd_timeout_ms) net::set_user_timeout(socket.native_handle(), config.snd_timeout_ms);
-      co_await control::within(socket.async_connect(endpoint, asio::use_awaitable),
+      co_await control::within(socket.async_connect(labelled(socket, endpoint, data.flow_label), asio::use_awaitable),
                                config.connect_timeout_ms ? std::chrono::milliseconds(config.connect_timeout_ms)
                                                          : kConnectLimit,
                                "connecting");

@@ -28,16 +28,23 @@ asio::awaitable<std::vector<asio::ip::tcp::endpoint>> resolve(const config::Conf
 // (buffer sizes fix the window scale) go here.
 using PrepareSocket = std::function<void(asio::ip::tcp::socket&)>;
 
-// Connects to the first endpoint that answers, from `config.bind_address` if set and from
-// `source_port` if not 0 (--cport). With `port_before_connect` (and no source port) the kernel
-// picks the port at bind() rather than in connect(): measured on Linux 6.18, a connection whose
-// port connect() picks does not always take the multipath nexthop a lookup of its ports names
-// (3 of 6 took the other), one bound first always does. Throws std::runtime_error naming the peer.
+// How a data connection opens; the control connection needs none of it.
+struct DataConnectionOptions {
+  PrepareSocket prepare;              // run on the opened, bound socket before connect
+  std::uint16_t source_port = 0;      // --cport / --spread even; 0: the kernel's
+  // With it (and no source port) the kernel picks the port at bind() rather than in connect():
+  // measured on Linux 6.18, a connection whose port connect() picks does not always take the
+  // multipath nexthop a lookup of its ports names (3 of 6 took the other), one bound first always does.
+  bool port_before_connect = false;
+  bool mptcp = false;                 // --mptcp: an MPTCP socket (net/mptcp.hpp)
+  std::uint32_t flow_label = 0;       // -L: the IPv6 flow label its packets carry; 0 = the kernel's
+};
+
+// Connects to the first endpoint that answers, from `config.bind_address` if set. Throws
+// std::runtime_error naming the peer.
 asio::awaitable<asio::ip::tcp::socket> connect_any(const std::vector<asio::ip::tcp::endpoint>& endpoints,
                                                    const config::Config& config,
-                                                   const PrepareSocket& prepare = {},
-                                                   std::uint16_t source_port = 0,
-                                                   bool port_before_connect = false);
+                                                   const DataConnectionOptions& data = {});
 
 // --cntl-ka on a client's control connection (--snd-timeout is connect_any's, on every
 // connection). Throws std::runtime_error with one sentence when the kernel refuses.

@@ -3,6 +3,7 @@
 #include <asio/ip/v6_only.hpp>
 
 #include "control/channel.hpp"
+#include "net/mptcp.hpp"
 #include "net/socket_options.hpp"
 
 namespace testio::session {
@@ -20,17 +21,26 @@ tcp::endpoint listen_endpoint(const config::Config& config) {
   return {config.family == config::AddressFamily::v4 ? tcp::v4() : tcp::v6(), config.port};
 }
 
+// A plain TCP listener, or with --mptcp an MPTCP one: it still accepts plain TCP clients, whose
+// connections the kernel hands over as plain TCP sockets.
+void open_listener(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, const config::Config& config) {
+  if (config.mptcp)
+    acceptor.assign(endpoint.protocol(), net::open_mptcp_socket(endpoint.protocol().family()));
+  else
+    acceptor.open(endpoint.protocol());
+}
+
 }  // namespace
 
 tcp::acceptor open_acceptor(asio::io_context& io, const config::Config& config) {
   tcp::endpoint endpoint = listen_endpoint(config);
   tcp::acceptor acceptor(io);
   try {
-    acceptor.open(endpoint.protocol());
-  } catch (const std::system_error&) {
+    open_listener(acceptor, endpoint, config);
+  } catch (const std::exception&) {
     if (!config.bind_address.empty() || config.family != config::AddressFamily::any) throw;
     endpoint = tcp::endpoint(tcp::v4(), config.port);  // a host without IPv6
-    acceptor.open(endpoint.protocol());
+    open_listener(acceptor, endpoint, config);
   }
   acceptor.set_option(tcp::acceptor::reuse_address(true));
   if (!config.bind_device.empty()) net::bind_to_device(acceptor.native_handle(), config.bind_device);

@@ -11,6 +11,7 @@
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "net/mptcp.hpp"
 #include "net/socket_options.hpp"
 #include "net/tcp_info.hpp"
 
@@ -91,6 +92,7 @@ control::SideResults Measurement::finish(bool sender) {
   if (!results.paths.empty())
     for (int fd : fds_) results.incoming_cpus.push_back(fd >= 0 ? net::read_incoming_cpu(fd) : -1);
   results.worker_cpus = worker_cpus_;
+  results.mptcp_subflows = mptcp_subflows();
   results.intervals = std::move(intervals_);
   results.nics_reason = nics_reason_;
   if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;
@@ -100,6 +102,14 @@ control::SideResults Measurement::finish(bool sender) {
   char congestion[32];
   if (streams && fds_[0] >= 0) results.congestion = net::congestion_name(fds_[0], congestion);
   return results;
+}
+
+// Each data connection's MPTCP subflows (--mptcp, either side's), none when every one is plain TCP.
+std::vector<int> Measurement::mptcp_subflows() const {
+  std::vector<int> subflows;
+  for (int fd : fds_) subflows.push_back(fd >= 0 ? net::mptcp_subflows(fd) : 0);
+  if (std::all_of(subflows.begin(), subflows.end(), [](int count) { return count == 0; })) subflows.clear();
+  return subflows;
 }
 
 // Each data connection's way out of this host, looked up once at the end (a few netlink calls

@@ -61,6 +61,7 @@ class Measurement {
   void tick(double end_s);
   std::vector<stats::NicSample> sample_nics();
   std::vector<net::FlowPath> flow_paths() const;
+  std::vector<int> mptcp_subflows() const;
 
   std::unique_ptr<stats::StreamCounters[]> counters_;
   std::vector<int> fds_;

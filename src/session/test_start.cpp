@@ -83,6 +83,7 @@ report::SideReport side_report(control::SideResults results) {
   side.paths = std::move(results.paths);
   side.incoming_cpus = std::move(results.incoming_cpus);
   side.worker_cpus = std::move(results.worker_cpus);
+  side.mptcp_subflows = std::move(results.mptcp_subflows);
   return side;
 }
 

@@ -195,6 +195,18 @@ TEST(SideResultsMessage, HostileFieldsAreRejected) {
   rejects([](nlohmann::json& m) { m["digests"] = nlohmann::json::array({"ab", "cd"}); });
   rejects([](nlohmann::json& m) { m["digests"] = nlohmann::json::array({std::string(200, 'a')}); });
   rejects([](nlohmann::json& m) { m["digests"] = nlohmann::json::array({7}); });
+  rejects([](nlohmann::json& m) { m["mptcp_subflows"] = nlohmann::json::array({2, 2}); });
+  rejects([](nlohmann::json& m) { m["mptcp_subflows"] = nlohmann::json::array({-1}); });
+  rejects([](nlohmann::json& m) { m["mptcp_subflows"] = nlohmann::json::array({1000}); });
+}
+
+TEST(SideResultsMessage, MptcpSubflowsTravelPerStreamAndAreOptional) {
+  SideResults results;
+  results.streams.resize(2);
+  EXPECT_FALSE(to_json(results, "sender_done").contains("mptcp_subflows"));
+  results.mptcp_subflows = {2, 0};
+  SideResults back = parse_side_results(to_json(results, "sender_done"), "sender_done", 2);
+  EXPECT_EQ(back.mptcp_subflows, results.mptcp_subflows);
 }
 
 TEST(SideResultsMessage, DigestsTravelPerStream) {

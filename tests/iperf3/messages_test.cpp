@@ -50,15 +50,20 @@ TEST(Iperf3Params, WhatWeSendRoundTrips) {
   params.parallel = 3;
   params.reverse = true;
   params.window = 65536;
+  params.mptcp = true;
+  params.flow_label = 0x12345;
   params.client_version = "testio-0.1.0";
   std::string text = to_json(params);
   nlohmann::json message = nlohmann::json::parse(text);
+  EXPECT_TRUE(message["mptcp"].is_boolean());  // iperf3 reads "mptcp" only as JSON true
   EXPECT_TRUE(message["time"].is_number_integer());  // whole seconds go as integers, as iperf3 sends them
   EXPECT_FALSE(message.contains("bidirectional"));   // false flags are left out
   Params back = parse_params(text, limits());
   EXPECT_TRUE(back.reverse);
   EXPECT_EQ(back.parallel, 3u);
   EXPECT_EQ(back.window, 65536u);
+  EXPECT_TRUE(back.mptcp);
+  EXPECT_EQ(back.flow_label, 0x12345u);
 }
 
 TEST(Iperf3Params, HostileInputIsOneClearError) {

@@ -328,5 +328,26 @@ def repeating_payload_and_dont_fragment_on_the_wire():
         check(udp and all(r[1] in ("1", "True") for r in udp), f"UDP datagrams without DF: {udp[:3]}")
 
 
+@test
+def flow_label_is_on_the_clients_data_packets():
+    if not TSHARK or os.geteuid() != 0:
+        raise harness.Skip("needs tshark and root to capture on lo")
+    with Server() as v4:
+        refused = harness.client(v4, "-t", "1", "-L", "0x12345", code=1)
+        check("-L labels IPv6 packets" in refused.stderr, f"-L toward IPv4: {refused.stderr}")
+    with Server(bind="::1") as server:
+        capture = subprocess.Popen([TSHARK, "-i", "lo", "-f", f"ip6 and tcp port {server.port}", "-l", "-T", "fields",
+                                    "-e", "ipv6.flow", "-e", "tcp.dstport", "-e", "tcp.len", "-a", "duration:15"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # tshark's start-up; the test below lasts longer than any wait for it
+        harness.testio("-c", "::1", "-p", server.port, "-t", "2", "-L", "0x12345")
+        out, _ = capture.communicate(timeout=60)
+    rows = [line.split("\t") for line in out.splitlines()]
+    # The data connection's packets to the server, by their payload (the control connection's are few).
+    sent = [r for r in rows if len(r) == 3 and r[1] == server.port and r[2] and int(r[2]) > 1000]
+    labels = sorted({int(r[0], 0) for r in sent})
+    check(sent and labels == [0x12345], f"the data packets to the server carry flow labels {labels}, wanted 0x12345")
+
+
 if __name__ == "__main__":
     harness.main(tests)

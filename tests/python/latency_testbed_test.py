@@ -7,13 +7,10 @@ and ping's; a short queue adds little, and BBR less than reno. Needs root, ip ne
 ping; every test is skipped with the reason otherwise. Traffic goes only to 198.18.0.0/15 inside
 namespaces this suite created, and every namespace and process is gone when it ends.
 Usage: latency_testbed_test.py TESTIO_BINARY TESTBED_SCRIPT SCHEMA."""
-import atexit
 import json
 import re
 import shutil
-import signal
 import subprocess
-import sys
 import time
 
 import harness
@@ -151,12 +148,5 @@ def a_short_queue_adds_little_and_bbr_less_than_reno():
           f"bbr added {bloated_bbr['udp']['added_ms']:.2f} ms, reno {bloated_reno['udp']['added_ms']:.2f}")
 
 
-@test
-def nothing_is_left_behind():
-    testbed_test.nothing_is_left_behind()
-
-
 if __name__ == "__main__":
-    atexit.register(testbed_test.teardown_all)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    harness.main(tests)
+    testbed_test.run_suite(tests)
