@@ -35,9 +35,9 @@ constexpr std::array<Iperf3Option, 73> kOptions{{
     {"u", "udp", "", Fit::same, "-u: UDP flows with iperf3's datagram header"},
     {"b", "bitrate", "n[KMGT]", Fit::same, "-b: each connection's rate in bits/s (a /burst is refused: testio paces each send)"},
     {"b", "bandwidth", "n[KMGT]", Fit::same, "--bandwidth: the old name of -b"},
-    {"", "server-bitrate-limit", "n[KMGT][/n]", Fit::refused,
-     "--server-bitrate-limit: testio's server caps connections, tests and their length instead "
-     "(--max-connections, --max-tests, --max-duration)", kHere},
+    {"", "server-bitrate-limit", "n[KMGT][/n]", Fit::same,
+     "--server-bitrate-limit RATE[/SECONDS]: the server refuses a test whose -b asks for more than RATE in all, "
+     "and ends one whose bytes both ways average above it over SECONDS (default 5; 0: the whole test)", kHere},
     {"", "server-max-duration", "n", Fit::mapped,
      "--server-max-duration: testio's --max-duration (the server refuses a longer test rather than cutting it)", kHere},
     {"t", "time", "n", Fit::same, "-t: seconds to send for"},
@@ -111,7 +111,7 @@ constexpr std::array<Iperf3Option, 73> kOptions{{
     {"", "rcv-timeout", "#", Fit::mapped,
      "--rcv-timeout: testio's --stall-timeout in milliseconds (at least 2000: peers say they are alive every second)", kHere},
     {"", "snd-timeout", "#", Fit::mapped,
-     "--snd-timeout: TCP_USER_TIMEOUT in milliseconds on the client's control and data connections", kHere},
+     "--snd-timeout: TCP_USER_TIMEOUT in milliseconds on the control and data connections (either side)", kHere},
     {"", "cntl-ka", "[=#/#/#]", Fit::mapped,
      "--cntl-ka[=IDLE/INTERVAL/COUNT]: TCP keepalive on the client's control connection (each part may be empty: "
      "the kernel's)", kHere},
@@ -164,6 +164,18 @@ config::Keepalive parse_keepalive(const std::string& text) {
   }
   if (start <= text.size()) throw UsageError("--cntl-ka takes at most three parts: IDLE/INTERVAL/COUNT");
   return {parts[0], parts[1], parts[2]};
+}
+
+// --server-bitrate-limit RATE[/SECONDS], with iperf3's bounds on SECONDS.
+void parse_total_rate_cap(const std::string& text, config::Config& config) {
+  if (config.role != config::Role::server) throw UsageError("--server-bitrate-limit is a server option: it goes with -s");
+  const std::size_t slash = text.find('/');
+  config.limits.max_total_rate_bps = util::parse_rate(text.substr(0, slash), "--server-bitrate-limit");
+  if (slash == std::string::npos) return;
+  const double window_s = util::parse_seconds(text.substr(slash + 1), "--server-bitrate-limit's averaging time");
+  if (window_s != 0 && (window_s < 0.1 || window_s > 60))
+    throw UsageError("--server-bitrate-limit's averaging time must be 0 (the whole test) or 0.1 to 60 seconds");
+  config.limits.total_rate_window_s = window_s;
 }
 
 // -S, --dscp, -k, -Z, --repeating-payload, --skip-rx-copy: what the test does.
@@ -220,7 +232,7 @@ void fill_report_meanings(const ParsedOptions& args, config::Config& config) {
   }
 }
 
-// --connect-timeout, --snd-timeout, --cntl-ka, --mptcp, -L, --rcv-timeout, --server-max-duration, --bind-dev:
+// --connect-timeout, --snd-timeout, --cntl-ka, --mptcp, -L, --server-bitrate-limit, --rcv-timeout, --server-max-duration, --bind-dev:
 // connections and caps.
 void fill_connection_meanings(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   if (auto ms = typed(args, "connect-timeout")) config.connect_timeout_ms = parse_milliseconds(*ms, "--connect-timeout");
@@ -233,6 +245,9 @@ void fill_connection_meanings(const ParsedOptions& args, config::Config& config,
     if (config.role != config::Role::client) throw UsageError("-L is a client option: it goes with -c");
   }
   if (config.mptcp && given.udp) throw UsageError("--mptcp opens TCP connections: -u's flows are UDP");
+  if (config.mptcp && (given.transfers || !config.urls.empty()))
+    throw UsageError("--mptcp applies to the test's own data connections: --transfers and URL downloads open theirs "
+                     "as plain TCP");
   if (auto ms = typed(args, "rcv-timeout")) {
     if (args.count("stall-timeout")) throw UsageError("--rcv-timeout is --stall-timeout in milliseconds: give one");
     const std::uint32_t wait = parse_milliseconds(*ms, "--rcv-timeout");
@@ -245,6 +260,7 @@ void fill_connection_meanings(const ParsedOptions& args, config::Config& config,
     config.limits.max_duration_s = util::parse_seconds(*seconds, "--server-max-duration");
     given.server_limits = true;
   }
+  if (auto limit = typed(args, "server-bitrate-limit")) parse_total_rate_cap(*limit, config);
   if (auto device = typed(args, "bind-dev")) {
     if (!config.bind_device.empty() && config.bind_device != *device)
       throw UsageError("--bind-dev " + *device + " and -B %" + config.bind_device + " name two interfaces");

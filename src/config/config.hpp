@@ -83,7 +83,7 @@ struct Config {
   bool daemon = false;              // -D: the server detaches into the background
   std::string pidfile;              // -I: this process's pid, while it runs
   std::uint32_t connect_timeout_ms = 0;  // --connect-timeout: 0 = 10 s
-  std::uint32_t snd_timeout_ms = 0;      // --snd-timeout: TCP_USER_TIMEOUT on the client's connections; 0 = the kernel's
+  std::uint32_t snd_timeout_ms = 0;      // --snd-timeout: TCP_USER_TIMEOUT on every connection; 0 = the kernel's
   std::optional<Keepalive> control_keepalive;  // --cntl-ka: TCP keepalive on the control connection
   bool mptcp = false;               // -m/--mptcp: the client's data connections, the server's listener
   std::uint32_t flow_label = 0;     // -L: the IPv6 flow label of the client's data connections; 0 = none

@@ -37,8 +37,10 @@ report::TestReport direction_report(report::StartInfo start, const DirectionResu
       }
       figures.start_s = found->start_s;
       figures.end_s = found->end_s > found->start_s ? found->end_s : local.side.wall_s;
+      theirs.told_retransmits.push_back(found->retransmits);
     } else {
       figures.failed = true;
+      theirs.told_retransmits.push_back(-1);
     }
     theirs.wall_s = std::max(theirs.wall_s, figures.end_s);
     theirs.totals.push_back(figures);

@@ -16,6 +16,7 @@
 #include "iperf3/server_peer.hpp"
 #include "session/server_test.hpp"
 #include "util/log.hpp"
+#include "util/units.hpp"
 #include "workloads/registry.hpp"
 
 namespace testio::iperf3 {
@@ -103,6 +104,7 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& serv
   // Id 0: no testio hello names an iperf3 test (its UDP streams come through the door, by cookie).
   session::ServerTest test(served.executor, 0, control::TestRequest{spec, 1, params.client_version, ""},
                            std::move(parts), {}, served.peer_address, served.local_address);
+  test.cap_total_rate(config_.limits.max_total_rate_bps, config_.limits.total_rate_window_s);
   LiveBytes live(served, metrics_, test);
   const std::unique_ptr<session::ServerPeer> client = iperf3_server_peer(control, params, served.peer);
   co_return co_await test.run(*client, reporter);
@@ -132,6 +134,12 @@ asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServedT
   if (params.bandwidth && !params.udp && (params.reverse || params.bidirectional)) {
     co_await control.write_error(kErrorNotImplemented);
     throw ProtocolError("the iperf3 client asked testio to pace its sending (-b), which it does not do");
+  }
+  const double asked_bps = static_cast<double>(params.bandwidth) * params.connections();
+  if (config_.limits.max_total_rate_bps > 0 && asked_bps > config_.limits.max_total_rate_bps) {
+    co_await control.write_error(kErrorTotalRate);
+    throw ProtocolError("the iperf3 client asked for " + util::format_rate(asked_bps) + " in all, above this server's cap of " +
+                        util::format_rate(config_.limits.max_total_rate_bps) + " (--server-bitrate-limit)");
   }
   if (params.authenticated)
     spdlog::warn("the iperf3 client from {} sent an authentication token; testio does not check iperf3's RSA tokens",

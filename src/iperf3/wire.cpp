@@ -52,6 +52,7 @@ Cookie cookie_from(const unsigned char* bytes) noexcept {
 std::string error_text(std::int32_t i_errno) {
   switch (i_errno) {
     case 13: return "not implemented";
+    case 27: return "total required bandwidth is larger than server limit";
     case 114: return "unable to receive parameters from client";
     case 121: return "the server is busy running a test";
     case 124: return "unable to set socket buffer size";

@@ -59,6 +59,7 @@ inline constexpr std::uint32_t kMaxStreams = 128;
 // i_errno values (iperf_api.h) this side sends in SERVER_ERROR; the iperf3 client prints its own
 // sentence for each.
 inline constexpr std::int32_t kErrorNotImplemented = 13;  // IEUNIMP: UDP, SCTP, ...
+inline constexpr std::int32_t kErrorTotalRate = 27;       // IETOTALRATE: above --server-bitrate-limit
 inline constexpr std::int32_t kErrorReceiveParams = 114;  // IERECVPARAMS: malformed parameters
 inline constexpr std::int32_t kErrorStreamAccept = 204;   // IESTREAMACCEPT: streams did not arrive
 inline constexpr std::int32_t kErrorAuthorization = 142;  // IEAUTHTEST: a keyed testio server

@@ -194,6 +194,9 @@ json end_json(const TestReport& report) {
         sender["min_rtt"] = tcp.min_rtt_us;
         sender["mean_rtt"] = static_cast<std::uint64_t>(tcp.mean_rtt_us);
         retransmits += tcp.retransmits;
+      } else if (i < report.sender.told_retransmits.size() && report.sender.told_retransmits[i] >= 0) {
+        sender["retransmits"] = report.sender.told_retransmits[i];
+        retransmits += static_cast<std::uint64_t>(report.sender.told_retransmits[i]);
       }
       sender["testio"] = testio_stream_extra(sent[i]);
       add_flow_json(sender["testio"], report.sender, i);

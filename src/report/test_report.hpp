@@ -88,6 +88,9 @@ struct SideReport {
   std::vector<int> incoming_cpus;       // per stream, the CPU its packets were processed on; -1 unknown
   std::vector<int> worker_cpus;         // --rx-affinity follow: per stream, its worker's CPU; -1 none
   std::vector<int> mptcp_subflows;      // --mptcp: per stream, its subflows at the end (0: plain TCP); may be empty
+  // Per stream, the retransmits a peer that sends no TCP_INFO samples counted itself (an iperf3
+  // sender's "retransmits"); -1 unknown. Empty for testio's peers, whose intervals carry them.
+  std::vector<std::int64_t> told_retransmits;
 };
 
 // -F: each stream's digest on both sides, as the client compares them.

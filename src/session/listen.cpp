@@ -44,6 +44,8 @@ tcp::acceptor open_acceptor(asio::io_context& io, const config::Config& config) 
   }
   acceptor.set_option(tcp::acceptor::reuse_address(true));
   if (!config.bind_device.empty()) net::bind_to_device(acceptor.native_handle(), config.bind_device);
+  // --snd-timeout: every accepted connection, control and data, inherits the listener's.
+  if (config.snd_timeout_ms) net::set_user_timeout(acceptor.native_handle(), config.snd_timeout_ms);
   // Dual-stack unless -6 asked for IPv6 only.
   if (endpoint.protocol() == tcp::v6() && config.bind_address.empty())
     acceptor.set_option(asio::ip::v6_only(config.family == config::AddressFamily::v6));

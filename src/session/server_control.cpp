@@ -239,6 +239,7 @@ std::shared_ptr<ServerTest> Server::admit(control::TestRequest request, const as
   std::vector<std::uint32_t> cpus = config_.spec.cpus.empty() ? spec.cpus : config_.spec.cpus;
   auto test = std::make_shared<ServerTest>(io_.get_executor(), new_test_id(), std::move(request), std::move(parts),
                                            std::move(cpus), peer, local);
+  test->cap_total_rate(config_.limits.max_total_rate_bps, config_.limits.total_rate_window_s);
   tests_.emplace(test->id(), test);
   note_concurrency();
   return test;

@@ -8,8 +8,11 @@
 #include <sys/socket.h>
 
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
 
 #include "session/test_start.hpp"
+#include "session/total_rate_cap.hpp"
 #include "util/log.hpp"
 #include "workloads/udp/datagram.hpp"
 
@@ -217,9 +220,34 @@ asio::awaitable<void> ServerTest::start(ServerPeer& peer, report::Reporter& repo
 // exception, as its control connection closes). Intervals tick meanwhile.
 asio::awaitable<void> ServerTest::wait_for_client(ServerPeer& peer) {
   using namespace asio::experimental::awaitable_operators;
-  auto outcome = co_await (control::capture(peer.client_done(parts_, request_.spec)) || parts_.sample());
+  auto outcome =
+      co_await (control::capture(peer.client_done(parts_, request_.spec)) || parts_.sample() || watch_total_rate());
+  if (outcome.index() == 2) {
+    co_await peer.total_rate_exceeded();
+    throw TotalRateExceeded(std::get<2>(outcome));
+  }
   auto& done = std::get<0>(outcome);
   if (done.error) std::rethrow_exception(done.error);
+}
+
+// --server-bitrate-limit: the test's bytes so far, once a step, until the window ends the wait
+// (never, without a cap); the sentence that ends the test once they average above the cap.
+asio::awaitable<std::string> ServerTest::watch_total_rate() {
+  asio::steady_timer timer(executor_);
+  if (rate_cap_bps_ <= 0) {
+    timer.expires_at(asio::steady_timer::time_point::max());
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+  const double step_s = TotalRateCap::step_for(rate_cap_window_s_);
+  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(step_s));
+  TotalRateCap cap(rate_cap_bps_, rate_cap_window_s_, step_s);
+  timer.expires_after(step);
+  for (;;) {
+    co_await timer.async_wait(asio::use_awaitable);
+    timer.expires_at(timer.expiry() + step);
+    const auto [received, sent] = bytes_so_far();
+    if (std::string exceeded = cap.sample(received + sent); !exceeded.empty()) co_return exceeded;
+  }
 }
 
 // Every stream reaches its end as far as the peer waits for it, so the counts are final; then the

@@ -48,6 +48,12 @@ class ServerTest {
   // When the request arrived (CLOCK_REALTIME ns), for the client's estimate of the clocks' offset.
   void note_request_arrival(std::uint64_t realtime_ns) noexcept { request_arrived_ns_ = realtime_ns; }
   void note_tests_beside(std::uint32_t count) noexcept { tests_beside_ = std::max(tests_beside_, count); }
+  // --server-bitrate-limit: run() ends the test with TotalRateExceeded once its bytes both ways
+  // average above `cap_bps` over `window_s` (total_rate_cap.hpp). 0: no cap.
+  void cap_total_rate(double cap_bps, double window_s) noexcept {
+    rate_cap_bps_ = cap_bps;
+    rate_cap_window_s_ = window_s;
+  }
 
   // Data connection `index` arrived: gathered before the start, or routed to its slot while a
   // during-test workload runs. Empty when taken; otherwise why it was refused.
@@ -84,6 +90,7 @@ class ServerTest {
   void open_part(TestPart& part, ServerPeer& peer, std::vector<std::string>& warnings);
   asio::awaitable<void> start(ServerPeer& peer, report::Reporter& reporter);
   asio::awaitable<void> wait_for_client(ServerPeer& peer);
+  asio::awaitable<std::string> watch_total_rate();
   asio::awaitable<void> finish_streams(ServerPeer& peer);
   bool report(ServerPeer& peer, report::Reporter& reporter);
 
@@ -102,6 +109,8 @@ class ServerTest {
   bool gathers_flows_ = false;
   std::shared_ptr<engines::CompletionLatch> all_arrived_;      // the before-start workloads' connections
   std::uint32_t tests_beside_ = 0;
+  double rate_cap_bps_ = 0;
+  double rate_cap_window_s_ = 0;
   std::uint64_t request_arrived_ns_ = 0;
   bool started_ = false;
   bool reported_ = false;

@@ -2,6 +2,7 @@
 // thing a user can change; a server refusing a request says the same sentence to its client.
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "net/nic_counters.hpp"
 #include "spec/test_spec.hpp"
@@ -84,6 +85,21 @@ void check_tuning(const TestSpec& spec) {
     if (cpu >= kMaxCpu) refuse("-A holds CPU numbers 0.." + std::to_string(kMaxCpu - 1));
 }
 
+// --server-bitrate-limit: what the client's pacing asks for in all against the server's cap. An
+// unpaced test asks for nothing here, as in iperf3: the server's watch (session/total_rate_cap)
+// ends it once it moves more.
+void check_total_rate(const TestSpec& spec, const Limits& limits) {
+  if (limits.max_total_rate_bps <= 0) return;
+  const std::uint32_t connections = spec.data_connections();
+  for (const auto& [rate, option] : {std::pair{spec.rate_bps, "-b"}, std::pair{spec.fq_rate_bps, "--fq-rate"}}) {
+    const double asked = rate * connections;
+    if (asked > limits.max_total_rate_bps)
+      refuse(std::string(option) + " " + util::format_rate(rate) + " on " + std::to_string(connections) +
+             " connections asks for " + util::format_rate(asked) + " in all, above the server's cap of " +
+             util::format_rate(limits.max_total_rate_bps) + " (--server-bitrate-limit)");
+  }
+}
+
 void check_iface_stats(const TestSpec& spec) {
   if (!spec.iface_stats) return;
   if (spec.iface_stats->size() > net::kMaxNics)
@@ -100,6 +116,7 @@ void check_common(const TestSpec& spec, const Limits& limits) {
   check_sizes(spec, limits);
   check_modes(spec);
   check_tuning(spec);
+  check_total_rate(spec, limits);
   check_iface_stats(spec);
 }
 

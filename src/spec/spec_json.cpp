@@ -42,8 +42,9 @@ void fields(Spec& spec, Visit&& visit) {
   visit("engine", spec.engine, Need::unless_default);
   visit("direction", spec.direction, Need::unless_default);
   visit("send_mode", spec.send_mode, Need::with_direction);
-  visit("rate_bps", spec.rate_bps, Need::with_direction);
-  visit("fq_rate_bps", spec.fq_rate_bps, Need::with_direction);
+  // Both travel whenever set: a server's --server-bitrate-limit weighs what the client's senders ask.
+  visit("rate_bps", spec.rate_bps, Need::unless_default);
+  visit("fq_rate_bps", spec.fq_rate_bps, Need::unless_default);
   visit("rate_lowat", spec.marks_follow_rate, Need::unless_default);
   visit("rx_affinity_follow", spec.rx_follow, Need::unless_default);
   visit("hash", spec.hash, Need::written);

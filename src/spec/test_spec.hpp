@@ -64,6 +64,8 @@ struct Limits {
   std::uint32_t max_result_frame = 64u << 20;  // results carry every interval: the client allows more
   std::uint64_t max_transfers = 100'000'000;   // --transfers
   std::uint64_t max_transfer_size = 1ull << 40;  // --size: 1 TiB
+  double max_total_rate_bps = 0;               // server: --server-bitrate-limit, a test's bits/s both ways (0: none)
+  double total_rate_window_s = 5;              // ... averaged over this many seconds (0: since the start)
 };
 
 inline constexpr std::uint64_t kDefaultBuffer = 2ull << 20;

@@ -110,23 +110,38 @@ def consumer_keys(document, udp=False):
 # Command lines as the tools build them, after their docs: an exporter's -J -t T -c HOST -p PORT
 # [-R] [-b RATE]; pScheduler's iperf3 tool (parallel, omit, reverse, UDP bandwidth, zero-copy,
 # congestion, window); a scheduler's -k; UDP with -u -b R -P N -O 2 -l L.
+# Each also runs toward Debian's iperf3 -s (with --iperf3) where testio's iperf3 client takes it:
+# not -b on TCP (iperf3's server would pace), nor -Z (testio's zero-copy is testio-to-testio).
 REAL_LINES = [
-    (["-J", "-t", "2"], False),
-    (["-J", "-t", "2", "-R", "-b", "200M"], False),
-    (["-P", "2", "-O", "1", "-R", "-t", "2", "-Z", "-C", "reno", "-w", "1M", "-J"], False),
-    (["-u", "-b", "50M", "-P", "2", "-O", "2", "-l", "1400", "-t", "2", "-J"], True),
-    (["-k", "200", "-l", "128K", "-J", "--connect-timeout", "3000"], False),
+    (["-J", "-t", "2"], False, True),
+    (["-J", "-t", "2", "-R", "-b", "200M"], False, False),
+    (["-P", "2", "-O", "1", "-R", "-t", "2", "-Z", "-C", "reno", "-w", "1M", "-J"], False, False),
+    (["-P", "2", "-O", "1", "-R", "-t", "2", "-C", "reno", "-w", "1M", "-J"], False, True),
+    (["-u", "-b", "50M", "-P", "2", "-O", "2", "-l", "1400", "-t", "2", "-J"], True, True),
+    (["-k", "200", "-l", "128K", "-J", "--connect-timeout", "3000"], False, True),
 ]
+
+
+def real_line(port, args):
+    done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-p", port, *args], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    check(done.returncode == 0, f"{args}: exit {done.returncode}: {done.stderr[-400:]}")
+    return done.stdout
+
+
+@test
+def real_command_lines_run_against_iperf3s_server_too():
+    for args, udp, toward_iperf3 in REAL_LINES:
+        if toward_iperf3:
+            with harness.Iperf3Server(one_off=True) as stock:
+                consumer_keys(json.loads(real_line(stock.port, ["--iperf3", *args])), udp)
 
 
 @test
 def real_command_lines_run_with_their_consumers_keys():
     with Server() as server:
-        for args, udp in REAL_LINES:
-            done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-p", server.port, *args], capture_output=True,
-                                  text=True, timeout=120, stdin=subprocess.DEVNULL)
-            check(done.returncode == 0, f"{args}: exit {done.returncode}: {done.stderr[-400:]}")
-            consumer_keys(json.loads(done.stdout), udp)
+        for args, udp, _ in REAL_LINES:
+            consumer_keys(json.loads(real_line(server.port, args)), udp)
         # A scheduler's --get-server-output --json --logfile FILE: the document goes to the file.
         with tempfile.TemporaryDirectory() as scratch:
             log = os.path.join(scratch, "run.json")
@@ -326,6 +341,26 @@ def repeating_payload_and_dont_fragment_on_the_wire():
         check(any(len(r) > 2 and "30313233343536373839" in r[2] for r in rows), "no TCP payload of repeating digits")
         udp = [r for r in rows if r[0]]
         check(udp and all(r[1] in ("1", "True") for r in udp), f"UDP datagrams without DF: {udp[:3]}")
+
+
+@test
+def a_server_bitrate_limit_refuses_and_ends_tests_above_it():
+    # 10 Mbit/s averaged over 1 s: any unpaced loopback test moves far more.
+    with Server("--server-bitrate-limit", "10M/1") as server:
+        asked = harness.client(server, "2", "-b", "6M", "-t", "1", code=1)
+        check("asks for 12.00 Mbit/s in all, above the server's cap of 10.00 Mbit/s (--server-bitrate-limit)"
+              in asked.stderr, f"request over the cap: {asked.stderr}")
+        ended = harness.client(server, "2", "-t", "5", "--json", code=1)
+        error = json.loads(ended.stdout).get("error", "")
+        check("above the server's cap of 10.00 Mbit/s" in error, f"the ended test's JSON error: {error!r}")
+        for argv in (["-t", "5"], ["-t", "2", "-b", "6M", "-P", "2"]):
+            stock = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, *argv], capture_output=True,
+                                   text=True, timeout=60)
+            check(stock.returncode != 0 and "total required bandwidth is larger than server limit" in stock.stdout + stock.stderr,
+                  f"iperf3 {' '.join(argv)}: {stock.stdout[-300:]} {stock.stderr}")
+        harness.client(server, "1", "-b", "5M", "-t", "1")  # under the cap: the server kept serving
+    harness.testio("-c", "127.0.0.1", "--server-bitrate-limit", "1G", code=2)
+    harness.testio("-s", "--server-bitrate-limit", "1G/90", code=2)
 
 
 @test

@@ -13,7 +13,7 @@ import sys
 import jsonschema
 
 import harness
-from harness import Server, check
+from harness import Iperf3Server, Server, check, listening
 
 with open(sys.argv[2]) as schema_file:
     VALIDATOR = jsonschema.Draft7Validator(json.load(schema_file))
@@ -77,45 +77,6 @@ def testio_ends(server, count):
         return [event["data"] for event in events if event.get("event") == "end"]
     harness.wait_until(lambda: len(ends()) >= count, 20, f"{count} end events from the server")
     return ends()[-count:] if count else []
-
-
-def listening(port):
-    wanted = f":{int(port):04X} "
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as lines:
-            if any(wanted in line and line.split()[3] == "0A" for line in lines):
-                return True
-    return False
-
-
-class Iperf3Server:
-    """A one-off `iperf3 -s -1 -J` on 127.0.0.1; its report is read once it exits."""
-
-    def __init__(self, one_off=True):
-        # A port above the ephemeral range, free when chosen; should something take it before
-        # iperf3 binds it, iperf3 exits and another port is tried.
-        for _ in range(3):
-            self.port = str(harness.free_port_range_outside_the_ephemeral_ones(1))
-            argv = [IPERF3, "-s", "-B", "127.0.0.1", "-p", self.port] + (["-1", "-J"] if one_off else [])
-            self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                            stdin=subprocess.DEVNULL)
-            harness.wait_until(lambda: listening(self.port) or self.process.poll() is not None, 10,
-                               "iperf3 -s to listen")
-            if self.process.poll() is None:
-                return
-        raise harness.Failure(f"iperf3 -s could not listen: {self.process.communicate()}")
-
-    def report(self):
-        out, _ = self.process.communicate(timeout=30)
-        return json.loads(out)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.communicate(timeout=10)
 
 
 def testio_iperf3(port, *args, code=0):
