@@ -113,7 +113,7 @@ class Iperf3ServerPeer final : public session::ServerPeer {
   bool gathers_flows() const override { return params_.udp; }
   asio::awaitable<void> gathering_failed(std::uint32_t arrived, std::uint32_t expected,
                                          std::chrono::seconds within) override;
-  asio::awaitable<void> total_rate_exceeded() override;
+  asio::awaitable<void> total_rate_exceeded(const std::string& why) override;
   void tune(tcp::socket& socket, const spec::TestSpec&, bool, std::vector<std::string>& warnings) override {
     apply_options(socket, params_, warnings);
   }
@@ -157,7 +157,7 @@ class Iperf3ServerPeer final : public session::ServerPeer {
 
 // The client reads its control connection between writes: the streams stay open until it has
 // gone (or a while), else a write that fails as they close is the error it prints instead.
-asio::awaitable<void> Iperf3ServerPeer::total_rate_exceeded() {
+asio::awaitable<void> Iperf3ServerPeer::total_rate_exceeded(const std::string&) {
   co_await control_.write_error(kErrorTotalRate);
   try {
     for (;;) (void)co_await control_.read_state(std::chrono::seconds(2), "waiting for the iperf3 client to go");

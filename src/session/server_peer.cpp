@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session/directions.hpp"
+#include "session/server.hpp"
 #include "session/server_test.hpp"
 #include "session/test_parts.hpp"
 #include "session/test_start.hpp"
@@ -33,6 +34,15 @@ class TestioServerPeer final : public ServerPeer {
   asio::awaitable<void> window_opened() override { co_await control_.write(control::start_message()); }
   asio::awaitable<void> client_done(TestParts& parts, const spec::TestSpec& spec) override;
   asio::awaitable<void> exchange(TestParts& parts) override;
+  // The streams stay open until the client has read the sentence and gone (or a while): a
+  // stream that ended first would be what it reported.
+  asio::awaitable<void> total_rate_exceeded(const std::string& why) override {
+    co_await send_error(control_, why, "failed");
+    try {
+      for (;;) (void)co_await control_.read(std::chrono::seconds(2));
+    } catch (const std::exception&) {  // it went (end of file), or the wait is over
+    }
+  }
 
  private:
   control::ControlChannel& control_;

@@ -44,10 +44,10 @@ class ServerPeer {
   // the sentence the log and the report give, once the client has been told when it expects to be.
   virtual asio::awaitable<void> gathering_failed(std::uint32_t arrived, std::uint32_t expected,
                                                  std::chrono::seconds within);
-  // The test went above --server-bitrate-limit and ends now, its streams still open: a peer whose
-  // protocol has a word for it says it first (iperf3's IETOTALRATE); testio's client hears the
-  // sentence run() throws.
-  virtual asio::awaitable<void> total_rate_exceeded() { co_return; }
+  // The test went above --server-bitrate-limit (`why`) and ends now, its streams still open: the
+  // client hears it as its protocol says (iperf3's IETOTALRATE, testio's error frame) before a
+  // stream's end could tell it something else.
+  virtual asio::awaitable<void> total_rate_exceeded(const std::string& why) = 0;
   // A gathered data connection (`sends`: this side sends on it) tuned as the test asks; a
   // sentence the log should give goes to `warnings`. By default testio's -w and tuning, which
   // throw when the kernel refuses.

@@ -223,7 +223,7 @@ asio::awaitable<void> ServerTest::wait_for_client(ServerPeer& peer) {
   auto outcome =
       co_await (control::capture(peer.client_done(parts_, request_.spec)) || parts_.sample() || watch_total_rate());
   if (outcome.index() == 2) {
-    co_await peer.total_rate_exceeded();
+    co_await peer.total_rate_exceeded(std::get<2>(outcome));
     throw TotalRateExceeded(std::get<2>(outcome));
   }
   auto& done = std::get<0>(outcome);
