@@ -111,8 +111,8 @@ std::string to_json(const Params& params) {
   if (!params.title.empty()) message["title"] = params.title;
   if (!params.extra_data.empty()) message["extra_data"] = params.extra_data;
   if (params.get_server_output) message["get_server_output"] = 1;
-  if (params.mptcp) message["mptcp"] = true;
-  if (params.flow_label) message["flowlabel"] = params.flow_label;  // iperf3 reads it only as JSON true
+  if (params.mptcp) message["mptcp"] = true;  // iperf3 reads it only as JSON true
+  if (params.flow_label) message["flowlabel"] = params.flow_label;
   message["client_version"] = params.client_version;
   return message.dump();
 }

@@ -3,7 +3,6 @@
 #include <linux/mptcp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>

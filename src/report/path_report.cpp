@@ -103,15 +103,28 @@ std::string incoming_cpus_text(const std::string& who, const SideReport& side, b
   return text + "incoming cpus " + who + ": " + counts + "\n";
 }
 
+namespace {
+
+struct MptcpTally {
+  std::uint32_t subflows = 0, fell_back = 0;
+};
+
+MptcpTally mptcp_tally(const SideReport& side) {
+  MptcpTally tally;
+  for (int count : side.mptcp_subflows) {
+    tally.subflows += static_cast<std::uint32_t>(count);
+    if (count == 0) ++tally.fell_back;
+  }
+  return tally;
+}
+
+}  // namespace
+
 std::string mptcp_text(const std::string& who, const SideReport& side) {
   if (side.mptcp_subflows.empty()) return "";
-  std::uint32_t subflows = 0, fell_back = 0;
+  const auto [subflows, fell_back] = mptcp_tally(side);
   std::string each;
-  for (int count : side.mptcp_subflows) {
-    subflows += static_cast<std::uint32_t>(count);
-    if (count == 0) ++fell_back;
-    each += (each.empty() ? "" : ", ") + std::to_string(count);
-  }
+  for (int count : side.mptcp_subflows) each += (each.empty() ? "" : ", ") + std::to_string(count);
   const std::size_t connections = side.mptcp_subflows.size();
   std::string text = printf_text("mptcp %s: %zu %s, %u %s", who.c_str(), connections,
                                  connections == 1 ? "connection" : "connections", subflows,
@@ -123,11 +136,7 @@ std::string mptcp_text(const std::string& who, const SideReport& side) {
 
 json mptcp_json(const SideReport& side) {
   if (side.mptcp_subflows.empty()) return nullptr;
-  std::uint32_t subflows = 0, fell_back = 0;
-  for (int count : side.mptcp_subflows) {
-    subflows += static_cast<std::uint32_t>(count);
-    if (count == 0) ++fell_back;
-  }
+  const auto [subflows, fell_back] = mptcp_tally(side);
   return {{"connections", side.mptcp_subflows.size()}, {"subflows", subflows}, {"fell_back", fell_back}};
 }
 
