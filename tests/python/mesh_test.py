@@ -6,6 +6,7 @@ a rank whose address another process holds before the run; usage errors. In a bu
 Counts and names only; no rate or time is asserted."""
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -14,7 +15,6 @@ import tempfile
 import harness
 from mesh_results import rounds_in, whole_rounds
 from harness import Skip, check, test, testio
-from http_servers import free_port
 
 WITH_MPI = len(sys.argv) > 2 and sys.argv[2] == "mpi"
 # As root, OpenMPI wants to be told twice; no CMA between ranks in containers that forbid ptrace.
@@ -22,15 +22,44 @@ MPI_ENV = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 
 
+def mesh_port(ranks=4):
+    """A port free on every rank's address and below the kernel's ephemeral range: a port the
+    kernel handed out may go, before a rank's server binds it, to one of the listeners that
+    OpenMPI's processes open on port 0 of every address."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+        ephemeral = int(ports.read().split()[0])
+    for _ in range(100):
+        port = random.randrange(10000, ephemeral)
+        try:
+            for rank in range(ranks):
+                with socket.socket() as probe:
+                    probe.bind((f"127.0.1.1{rank}", port))
+            return port
+        except OSError:
+            continue
+    raise AssertionError("no port below the ephemeral range is free on 127.0.1.10..")
+
+
 def mesh(*args, ranks=4, code=0, limit=180):
     """mpirun -np RANKS testio --mesh ARGS on 127.0.1.10.. with a free port; (stdout, stderr)."""
     if not WITH_MPI:
         raise Skip("this build has no MPI")
-    port = str(free_port())
+    port = str(mesh_port(ranks))
     done = subprocess.run(["mpirun", "-np", str(ranks), harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p", port,
                            *args], capture_output=True, text=True, timeout=limit, stdin=subprocess.DEVNULL, env=MPI_ENV)
-    check(done.returncode == code, f"mesh {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr[-1500:]}")
+    check(done.returncode == code, f"mesh {' '.join(args)}: exit {done.returncode}, wanted {code}: "
+                                   f"{failed_pairs(done.stdout)}{done.stderr[-1500:]}")
     return done.stdout, done.stderr, port
+
+
+def failed_pairs(stdout):
+    """The pairs that failed and why, from a --json report (or the text report's end): what a
+    failed run's exit code stands for."""
+    try:
+        pairs = json.loads(stdout)["mesh"]["pairs"]
+    except (ValueError, KeyError, TypeError):
+        return stdout[-1500:]
+    return "".join(f"pair {p['from']} -> {p['to']} failed: {p['reason']}\n" for p in pairs if not p["ok"])
 
 
 def pairs_of(document, ranks):
@@ -85,7 +114,7 @@ def reverse_rr_and_udp_rings():
 def a_rank_whose_address_is_taken_fails_its_pairs_and_the_rest_are_measured():
     if not WITH_MPI:
         raise Skip("this build has no MPI")
-    port = free_port()
+    port = mesh_port()
     with socket.socket() as squatter:
         squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         squatter.bind(("127.0.1.12", port))
@@ -153,7 +182,7 @@ def each_round_is_in_the_results_file_and_a_rank_killed_loses_no_finished_round(
 def kill_rank_three_after_two_rounds(results, *mpirun_options, mesh_options=()):
     """mpirun -np 4 testio --mesh -t 1 --mesh-results RESULTS; rank 3 SIGKILLed once two rounds
     are whole in RESULTS. (mpirun's exit code, stdout, stderr)."""
-    port = str(free_port())
+    port = str(mesh_port())
     run = subprocess.Popen(["mpirun", *mpirun_options, "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}",
                             "-p", port, "-t", "1", "--mesh-results", results, *mesh_options], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, env=MPI_ENV)
