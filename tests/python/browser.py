@@ -17,7 +17,8 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "-
          "--hide-scrollbars", "--enable-logging=stderr", "--log-level=0"]
 
 # Appended to a copy of the page (never to the page itself): after the load event, each image's
-# place and whether it decoded, and the page's size, written into the DOM that --dump-dom prints.
+# place and whether it decoded, and the page's and the window's size, written (hidden) into the
+# DOM that --dump-dom prints.
 MEASURE = """<script>
 addEventListener("load", () => {
   const images = [...document.images].map(image => {
@@ -26,9 +27,10 @@ addEventListener("load", () => {
             x: box.left + scrollX, y: box.top + scrollY, width: box.width, height: box.height};
   });
   const found = {images, height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth,
-                 viewport: innerWidth};
+                 viewport: innerWidth, viewport_height: innerHeight};
   const out = document.createElement("pre");
   out.id = "testio-measure";
+  out.hidden = true;
   out.textContent = JSON.stringify(found);
   document.body.appendChild(out);
 });
@@ -52,31 +54,52 @@ def _run(args, profile, limit=90):
                           timeout=limit, stdin=subprocess.DEVNULL)
 
 
+# The window a visit loads its page in: one load measures the page and shoots it when it is no
+# taller (a Chromium start costs some 3 CPU-seconds); a taller page is shot again at its height.
+VISIT_HEIGHT = 6000
+
+
+def measured_copy(page, scratch):
+    """A copy of `page` in `scratch` with MEASURE before </body>; its path."""
+    copy = os.path.join(scratch, "measured.html")
+    with open(page, encoding="utf-8") as original, open(copy, "w", encoding="utf-8") as measured:
+        measured.write(original.read().replace("</body>", MEASURE + "</body>"))
+    return copy
+
+
+def measurement(done):
+    """MEASURE's findings from the DOM a --dump-dom run printed."""
+    found = re.search(r'<pre id="testio-measure" hidden="">(.*?)</pre>', done.stdout, re.S)
+    if not found:
+        raise RuntimeError(f"chromium printed no measurement: {done.stderr[-600:]}")
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<"))
+
+
 def measure(page, width):
     """MEASURE's findings for `page` in a window `width` pixels wide."""
     with tempfile.TemporaryDirectory(prefix="testio-browser-") as scratch:
-        copy = os.path.join(scratch, "measured.html")
-        with open(page, encoding="utf-8") as original, open(copy, "w", encoding="utf-8") as measured:
-            measured.write(original.read().replace("</body>", MEASURE + "</body>"))
-        done = _run([f"--window-size={width},900", "--dump-dom", f"file://{copy}"], os.path.join(scratch, "profile"))
-        found = re.search(r'<pre id="testio-measure">(.*?)</pre>', done.stdout, re.S)
-        if not found:
-            raise RuntimeError(f"chromium printed no measurement: {done.stderr[-600:]}")
-        return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<"))
+        copy = measured_copy(page, scratch)
+        return measurement(_run([f"--window-size={width},900", "--dump-dom", f"file://{copy}"],
+                                os.path.join(scratch, "profile")))
 
 
 def visit(page, screenshot, width=1100):
-    """Opens `page` itself: its console, its requests, and a screenshot of the whole page at
-    `width`, saved as `screenshot`."""
+    """Opens `page` (a copy that measures itself, beside it in a scratch folder): its console,
+    its requests, its layout, and a screenshot of the whole page at `width`, saved as
+    `screenshot`."""
     result = Visit()
-    result.layout = measure(page, width)
-    height = min(max(int(result.layout["height"]), 600), 30000)
     with tempfile.TemporaryDirectory(prefix="testio-browser-") as scratch:
+        copy = measured_copy(page, scratch)
         net_log = os.path.join(scratch, "net.json")
-        done = _run([f"--window-size={width},{height}", f"--log-net-log={net_log}", f"--screenshot={screenshot}",
-                     f"file://{os.path.abspath(page)}"], os.path.join(scratch, "profile"))
+        done = _run([f"--window-size={width},{VISIT_HEIGHT}", f"--log-net-log={net_log}", "--dump-dom",
+                     f"--screenshot={screenshot}", f"file://{copy}"], os.path.join(scratch, "profile"))
+        result.layout = measurement(done)
         result.console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
-        result.requests = page_requests(net_log, os.path.abspath(page))
+        result.requests = page_requests(net_log, copy)
+        if result.layout["height"] > result.layout["viewport_height"]:
+            height = min(int(result.layout["height"]) + VISIT_HEIGHT - int(result.layout["viewport_height"]), 30000)
+            _run([f"--window-size={width},{height}", f"--screenshot={screenshot}", f"file://{copy}"],
+                 os.path.join(scratch, "profile"))
     result.screenshot = screenshot
     return result
 

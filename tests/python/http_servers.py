@@ -5,6 +5,7 @@ shorter than its Content-Length, a reset mid-body, a stall, a chunked body). Eac
 entry and stopped, with its files, on exit."""
 import http.server
 import os
+import random
 import shutil
 import signal
 import socket
@@ -61,6 +62,24 @@ def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def mesh_port(ranks=4):
+    """A port free on every mesh rank's address (127.0.1.10..) and below the kernel's ephemeral
+    range: a port free_port() saw free may go, before a rank's server binds it, to one of the
+    listeners OpenMPI's own processes open on port 0 of every address."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+        ephemeral = int(ports.read().split()[0])
+    for _ in range(100):
+        port = random.randrange(10000, ephemeral)
+        try:
+            for rank in range(ranks):
+                with socket.socket() as probe:
+                    probe.bind((f"127.0.1.1{rank}", port))
+            return port
+        except OSError:
+            continue
+    raise AssertionError("no port below the ephemeral range is free on 127.0.1.10..")
 
 
 def wait_for_port(port, process, limit=10, host="127.0.0.1"):

@@ -6,7 +6,6 @@ a rank whose address another process holds before the run; usage errors. In a bu
 Counts and names only; no rate or time is asserted."""
 import json
 import os
-import random
 import socket
 import subprocess
 import sys
@@ -15,29 +14,12 @@ import tempfile
 import harness
 from mesh_results import rounds_in, whole_rounds
 from harness import Skip, check, test, testio
+from http_servers import mesh_port
 
 WITH_MPI = len(sys.argv) > 2 and sys.argv[2] == "mpi"
 # As root, OpenMPI wants to be told twice; no CMA between ranks in containers that forbid ptrace.
 MPI_ENV = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
-
-
-def mesh_port(ranks=4):
-    """A port free on every rank's address and below the kernel's ephemeral range: a port the
-    kernel handed out may go, before a rank's server binds it, to one of the listeners that
-    OpenMPI's processes open on port 0 of every address."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
-        ephemeral = int(ports.read().split()[0])
-    for _ in range(100):
-        port = random.randrange(10000, ephemeral)
-        try:
-            for rank in range(ranks):
-                with socket.socket() as probe:
-                    probe.bind((f"127.0.1.1{rank}", port))
-            return port
-        except OSError:
-            continue
-    raise AssertionError("no port below the ephemeral range is free on 127.0.1.10..")
 
 
 def mesh(*args, ranks=4, code=0, limit=180):

@@ -10,7 +10,7 @@ import tempfile
 
 import harness
 from harness import Server, Skip, check, testio
-from http_servers import Nginx, free_port
+from http_servers import Nginx, mesh_port
 
 WITH_MPI = len(sys.argv) > 2 and sys.argv[2] == "mpi"  # as plot_test.py was given it
 SCRATCH = tempfile.mkdtemp(prefix="testio-plot-")
@@ -93,7 +93,7 @@ def run_mesh():
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
     done = subprocess.run(["mpirun", "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p",
-                           str(free_port()), "2", "-t", "1", "--json"], capture_output=True, text=True, timeout=180,
+                           str(mesh_port()), "2", "-t", "1", "--json"], capture_output=True, text=True, timeout=180,
                           stdin=subprocess.DEVNULL, env=env)
     check(done.returncode == 0, f"mesh: exit {done.returncode}: {done.stderr[-800:]}")
     return done.stdout
