@@ -156,11 +156,15 @@ class Iperf3ServerPeer final : public session::ServerPeer {
 };
 
 // The client reads its control connection between writes: the streams stay open until it has
-// gone (or a while), else a write that fails as they close is the error it prints instead.
+// gone (or 2 s, whatever it sends meanwhile), else a write that fails as they close is the error
+// it prints instead.
 asio::awaitable<void> Iperf3ServerPeer::total_rate_exceeded(const std::string&) {
   co_await control_.write_error(kErrorTotalRate);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   try {
-    for (;;) (void)co_await control_.read_state(std::chrono::seconds(2), "waiting for the iperf3 client to go");
+    while (std::chrono::steady_clock::now() < deadline)
+      (void)co_await control_.read_state(deadline - std::chrono::steady_clock::now(),
+                                         "waiting for the iperf3 client to go");
   } catch (const std::exception&) {  // it went (end of file), or the wait is over
   }
 }
