@@ -15,11 +15,14 @@
 #include "metrics/exporter.hpp"
 #include "metrics/server_metrics.hpp"
 #include "metrics/textfile_reporter.hpp"
-#include "session/client.hpp"
-#include "session/raw.hpp"
-#include "session/server.hpp"
-#include "iperf3/iperf3_peer.hpp"
-#include "iperf3/server_session.hpp"
+#include "lifecycle/client_lifecycle.hpp"
+#include "protocols/plain/raw.hpp"
+#include "server/server.hpp"
+#include "protocols/http/client_peer.hpp"
+#include "protocols/iperf3/client_peer.hpp"
+#include "protocols/iperf3/server_session.hpp"
+#include "protocols/plain/client_peer.hpp"
+#include "protocols/testio/client_peer.hpp"
 #include "report/reporter.hpp"
 #include "util/daemon.hpp"
 #include "util/descriptors.hpp"
@@ -58,22 +61,31 @@ int run_exporter(int argc, char** argv) {
   }
 }
 
+// The client's peer, by the protocol `config` names: a stock iperf3 server (--iperf3), a plain TCP
+// peer (--raw), HTTP servers (-c URL, --urls), or a testio server.
+testio::lifecycle::PeerMaker peer_maker(const testio::config::Config& config, std::ostream& out) {
+  if (config.iperf3) return [&config] { return testio::iperf3::iperf3_peer(config); };
+  if (config.raw) return [&config, &out] { return testio::plain::plain_tcp_peer(config, out); };
+  if (!config.urls.empty()) return [&config] { return testio::http::http_peer(config); };
+  return [&config] { return testio::control::testio_peer(config); };
+}
+
 // The test, with its report through `reporter`; a server's tests each make their own with
 // `options`, counted by its metrics.
 int run(const testio::config::Config& config, testio::report::Reporter& reporter, std::ostream& out,
         const testio::report::ReporterOptions& options) {
   const bool server = config.role == testio::config::Role::server;
   if (config.mesh) return testio::mesh::run_mesh(config, testio::util::own_binary());
-  if (!server) return testio::session::run_client(config, reporter, out, testio::iperf3::iperf3_peer);
+  if (!server) return testio::lifecycle::run_client(config, reporter, peer_maker(config, out));
   testio::metrics::ServerMetrics metrics(
       [&](const testio::report::ReporterOptions& test) { return testio::report::make_reporter(config.output, out, test); },
       options);
   // The server's peers beside testio's own clients: plain senders (--raw: every connection), or
   // stock iperf3 clients, which share the port and are told apart by their cookie.
-  std::unique_ptr<testio::session::ForeignClients> peers =
-      config.raw ? testio::session::raw_clients(config, out, metrics)
+  std::unique_ptr<testio::lifecycle::ForeignClients> peers =
+      config.raw ? testio::plain::raw_clients(config, out, metrics)
                  : std::make_unique<testio::iperf3::Iperf3Clients>(config, metrics);
-  return testio::session::run_server(config, metrics, peers.get());
+  return testio::server::run_server(config, metrics, peers.get());
 }
 
 }  // namespace

@@ -6,13 +6,26 @@ runs this script with that same table, so the picture in docs/architecture.md is
 
   check_layers.py SRC_DIR STAMP util= net=util spec=util,net ...
 
-Each `#include "folder/..."` in SRC_DIR/FOLDER/** must name FOLDER itself or one it may use.
+Each `#include "folder/..."` in SRC_DIR/FOLDER/** must name FOLDER itself or one it may use. A
+folder may be two deep (protocols/testio): an include belongs to the deepest folder of the table
+that its path lies in.
 """
 import os
 import re
 import sys
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/', re.MULTILINE)
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)/[^"/]+"', re.MULTILINE)
+
+
+def folder_of(included_dir: str, folders) -> str:
+    """The table's folder an include's directory lies in: 'protocols/testio' for
+    'protocols/testio/channel.hpp', 'workloads' for 'workloads/rr/rr.hpp'."""
+    parts = included_dir.split("/")
+    for depth in range(len(parts), 0, -1):
+        candidate = "/".join(parts[:depth])
+        if candidate in folders:
+            return candidate
+    return ""
 
 
 def main() -> int:
@@ -29,8 +42,9 @@ def main() -> int:
                     continue
                 path = os.path.join(root, name)
                 with open(path, encoding="utf-8") as source:
-                    for included in INCLUDE.findall(source.read()):
-                        if included in uses and included not in allowed:
+                    for included_dir in INCLUDE.findall(source.read()):
+                        included = folder_of(included_dir, uses)
+                        if included and included not in allowed:
                             breaches.append(f"{os.path.relpath(path, src)} includes {included}/: {folder} may use "
                                             f"{', '.join(sorted(allowed - {folder})) or 'nothing else'} "
                                             f"(src/meson.build)")

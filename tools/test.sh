@@ -49,7 +49,7 @@ asan_setup=("${unity[@]}" -Dbuildtype=plain "-Dcpp_args=-O0 $sanitizer_warnings"
 tsan_setup=("${unity[@]}" -Dbuildtype=plain "-Dcpp_args=-O1 $sanitizer_warnings -Wno-tsan" -Db_sanitize=thread -Db_lundef=false
             -Dmpi=disabled -Dtests=enabled)
 # What the TSan step runs: the binary, the integration suites' own driver and the 'threads' units.
-tsan_targets=(testio tests/loopback_test tests/engines_test tests/workloads_test tests/session_test)
+tsan_targets=(testio tests/loopback_test tests/engines_test tests/workloads_test tests/lifecycle_test tests/server_test)
 
 # CPU time of the whole machine, busy and all, in clock ticks (/proc/stat's first line).
 cpu_ticks() {

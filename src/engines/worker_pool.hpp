@@ -1,5 +1,5 @@
 // T workers; streams are dealt round-robin so each worker gets N/T of them. Owner: the
-// session::TestStreams (or the raw sink) that made it, on the control thread.
+// lifecycle::TestStreams (or the raw sink) that made it, on the control thread.
 #pragma once
 
 #include <memory>

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "control/framing.hpp"
-#include "control/protocol.hpp"
+#include "protocols/testio/framing.hpp"
+#include "protocols/testio/protocol.hpp"
 
 namespace {
 

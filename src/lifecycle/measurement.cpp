@@ -1,0 +1,134 @@
+#include "lifecycle/measurement.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include <sys/socket.h>
+
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include "net/mptcp.hpp"
+#include "net/socket_options.hpp"
+#include "net/tcp_info.hpp"
+
+namespace testio::lifecycle {
+
+Measurement::Measurement(std::uint32_t streams, double interval_s, double omit_s, double window_s)
+    : counters_(std::make_unique<stats::StreamCounters[]>(streams)),
+      fds_(streams, -1),
+      digests_(streams),
+      schedule_(interval_s, omit_s),
+      window_s_(window_s) {}
+
+void Measurement::begin(const engines::TestClock& clock) {
+  clock_ = clock;
+  cpu_at_start_ = stats::CpuTimes::now();
+  cpu_ticks_at_start_ = stats::read_proc_stat();
+  nic_last_.assign(nic_names_.size(), {});
+  for (std::size_t i = 0; i < nic_names_.size(); ++i)
+    nic_last_[i] = net::read_nic_counters(nic_names_[i]).value_or(net::NicCounters{});
+  sampler_.emplace(counters_.get(), fds_);
+}
+
+std::vector<stats::NicSample> Measurement::sample_nics() {
+  std::vector<stats::NicSample> samples;
+  samples.reserve(nic_names_.size());
+  for (std::size_t i = 0; i < nic_names_.size(); ++i) {
+    stats::NicSample sample{nic_names_[i], {}};
+    std::optional<net::NicCounters> now = net::read_nic_counters(nic_names_[i]);
+    // A NIC that vanished, or whose counters went back (reset), shows nothing moved.
+    if (now && now->rx_bytes >= nic_last_[i].rx_bytes && now->tx_bytes >= nic_last_[i].tx_bytes &&
+        now->rx_packets >= nic_last_[i].rx_packets && now->tx_packets >= nic_last_[i].tx_packets)
+      sample.moved = *now - nic_last_[i];
+    if (now) nic_last_[i] = *now;
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+asio::awaitable<void> Measurement::sample() {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    double next = schedule_.next_after(last_tick_s_);
+    // The boundary at the window's end is left to finish(), which closes the last interval
+    // when the streams really ended.
+    bool none = std::isinf(next) || (window_s_ > 0 && next >= window_s_ - 1e-6);
+    if (none)
+      timer.expires_at(engines::Clock::time_point::max());
+    else
+      timer.expires_at(clock_.start + std::chrono::duration_cast<engines::Clock::duration>(
+                                          std::chrono::duration<double>(next)));
+    co_await timer.async_wait(asio::use_awaitable);  // throws operation_aborted when cancelled
+    tick(next);
+  }
+}
+
+void Measurement::tick(double end_s) {
+  stats::IntervalRecord record = sampler_->take(last_tick_s_, end_s, schedule_.omitted(last_tick_s_));
+  record.nics = sample_nics();
+  if (annotate_) annotate_(record);
+  if (live_) live_->interval(record);
+  intervals_.push_back(std::move(record));
+  last_tick_s_ = end_s;
+}
+
+SideResults Measurement::finish(bool sender) {
+  double now_s = static_cast<double>(clock_.since_start(engines::Clock::now())) * 1e-9;
+  if (now_s > last_tick_s_) tick(now_s);
+  SideResults results;
+  const std::size_t streams = fds_.size();
+  for (std::size_t i = 0; i < streams; ++i) {
+    stats::StreamFigures figures = stats::figures_from(counters_[i], 0);
+    // A sender's window opens at the start, not at its first completed write.
+    if (sender) figures.start_s = 0;
+    if (!counters_[i].finished.load(std::memory_order_acquire)) figures.failed = true;
+    results.streams.push_back(figures);
+  }
+  results.paths = flow_paths();
+  if (!results.paths.empty())
+    for (int fd : fds_) results.incoming_cpus.push_back(fd >= 0 ? net::read_incoming_cpu(fd) : -1);
+  results.worker_cpus = worker_cpus_;
+  results.mptcp_subflows = mptcp_subflows();
+  results.intervals = std::move(intervals_);
+  results.nics_reason = nics_reason_;
+  if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;
+  results.cpu = stats::CpuTimes::now() - cpu_at_start_;
+  results.cores = stats::core_shares(cpu_ticks_at_start_, stats::read_proc_stat());
+  results.wall_s = now_s;
+  char congestion[32];
+  if (streams && fds_[0] >= 0) results.congestion = net::congestion_name(fds_[0], congestion);
+  return results;
+}
+
+// Each data connection's MPTCP subflows (--mptcp, either side's), none when every one is plain TCP.
+std::vector<int> Measurement::mptcp_subflows() const {
+  std::vector<int> subflows;
+  for (int fd : fds_) subflows.push_back(fd >= 0 ? net::mptcp_subflows(fd) : 0);
+  if (std::all_of(subflows.begin(), subflows.end(), [](int count) { return count == 0; })) subflows.clear();
+  return subflows;
+}
+
+// Each data connection's way out of this host, looked up once at the end (a few netlink calls
+// per connection, while its socket is still open).
+std::vector<net::FlowPath> Measurement::flow_paths() const {
+  // Workloads whose connections come and go (--transfers) keep none open: no paths to tell.
+  if (std::none_of(fds_.begin(), fds_.end(), [](int fd) { return fd >= 0; })) return {};
+  std::vector<net::FlowPath> paths(fds_.size());
+  for (std::size_t i = 0; i < fds_.size(); ++i) {
+    sockaddr_storage local{}, remote{};
+    socklen_t local_size = sizeof(local), remote_size = sizeof(remote);
+    if (fds_[i] < 0 || ::getsockname(fds_[i], reinterpret_cast<sockaddr*>(&local), &local_size) != 0 ||
+        ::getpeername(fds_[i], reinterpret_cast<sockaddr*>(&remote), &remote_size) != 0) {
+      paths[i].how = "no connection";
+      continue;
+    }
+    paths[i] = net::flow_path(reinterpret_cast<const sockaddr*>(&local), reinterpret_cast<const sockaddr*>(&remote));
+  }
+  return paths;
+}
+
+}  // namespace testio::lifecycle

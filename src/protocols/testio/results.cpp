@@ -1,0 +1,321 @@
+// What each side measured (sender_done, transfers_done, results): every stream's totals, every
+// interval, CPU and host figures, built and parsed. The biggest frames of the protocol.
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "protocols/testio/datagram_fields.hpp"
+#include "protocols/testio/json_fields.hpp"
+#include "protocols/testio/protocol.hpp"
+
+namespace testio::control {
+namespace {
+
+using namespace fields;
+
+// A stream's zero-copy figures under their field names, in one place for both directions.
+std::array<std::pair<const char*, std::uint64_t>, 4> zero_copy_fields(const stats::StreamFigures& stream) {
+  return {{{"zerocopy_completed", stream.zerocopy_completed},
+           {"zerocopy_copied", stream.zerocopy_copied},
+           {"recv_zerocopy_bytes", stream.recv_zerocopy_bytes},
+           {"recv_copied_bytes", stream.recv_copied_bytes}}};
+}
+
+void parse_zero_copy_fields(const json& stream, stats::StreamFigures& figures) {
+  figures.zerocopy_completed = get_optional_uint(stream, "zerocopy_completed");
+  figures.zerocopy_copied = get_optional_uint(stream, "zerocopy_copied");
+  if (figures.zerocopy_copied > figures.zerocopy_completed)
+    throw ProtocolError("field \"zerocopy_copied\" cannot exceed \"zerocopy_completed\"");
+  figures.recv_zerocopy_bytes = get_optional_uint(stream, "recv_zerocopy_bytes");
+  figures.recv_copied_bytes = get_optional_uint(stream, "recv_copied_bytes");
+  if (figures.recv_zerocopy_bytes > figures.bytes || figures.recv_copied_bytes > figures.bytes - figures.recv_zerocopy_bytes)
+    throw ProtocolError("fields \"recv_zerocopy_bytes\" and \"recv_copied_bytes\" cannot add up to more than \"bytes\"");
+}
+
+}  // namespace
+
+json to_json(const SideResults& results, const char* type) {
+  // A UDP test's samples all carry datagram figures, a TCP test's none.
+  const bool datagrams = std::any_of(results.streams.begin(), results.streams.end(),
+                                     [](const stats::StreamFigures& stream) { return stream.udp.any(); });
+  json streams = json::array();
+  for (const stats::StreamFigures& stream : results.streams) {
+    json entry = {{"bytes", stream.bytes},
+                  {"calls", stream.calls},
+                  {"start_s", stream.start_s},
+                  {"end_s", stream.end_s},
+                  {"failed", stream.failed}};
+    // Zero-copy figures only where a mode produced them, so other streams read as before.
+    for (const auto& [name, value] : zero_copy_fields(stream))
+      if (value) entry[name] = value;
+    if (stream.udp.any()) entry["udp"] = datagram_json(stream.udp);
+    if (stream.udp.any() && stream.delay.any()) entry["udp"]["delay_ns"] = delay_json(stream.delay);
+    streams.push_back(std::move(entry));
+  }
+  json intervals = json::array();
+  for (const stats::IntervalRecord& record : results.intervals) {
+    // Per stream a compact array; see kIntervalFields for the order.
+    json samples = json::array();
+    for (const stats::StreamSample& sample : record.streams) {
+      json entry = {sample.bytes, sample.calls, sample.tcp.valid ? 1 : 0, sample.tcp.rtt_us,
+                    sample.tcp.rttvar_us, sample.tcp.snd_cwnd_bytes, sample.tcp.total_retrans,
+                    sample.tcp.pmtu, sample.tcp.delivery_rate_bps};
+      if (datagrams) append_datagram_sample(sample.udp, entry);
+      samples.push_back(std::move(entry));
+    }
+    json entry = {{"start_s", record.start_s},
+                  {"end_s", record.end_s},
+                  {"omitted", record.omitted},
+                  {"streams", std::move(samples)}};
+    if (!record.nics.empty()) {
+      // Per NIC a compact array; see kNicFields for the order.
+      json nics = json::array();
+      for (const stats::NicSample& nic : record.nics)
+        nics.push_back({nic.name, nic.moved.rx_bytes, nic.moved.tx_bytes, nic.moved.rx_packets, nic.moved.tx_packets});
+      entry["nics"] = std::move(nics);
+    }
+    intervals.push_back(std::move(entry));
+  }
+  json message = {{"type", type},
+                  {"streams", std::move(streams)},
+                  {"intervals", std::move(intervals)},
+                  {"cpu", {{"user_s", results.cpu.user_s}, {"system_s", results.cpu.system_s}, {"wall_s", results.wall_s}}},
+                  {"congestion", results.congestion},
+                  {"tests_beside", results.tests_beside},
+                  {"digests", results.digests}};
+  if (!results.nics_reason.empty()) message["nics_reason"] = results.nics_reason;
+  if (!results.paths.empty()) {
+    json paths = json::array();
+    for (const net::FlowPath& path : results.paths) paths.push_back({path.device, path.how});
+    message["paths"] = std::move(paths);
+  }
+  if (!results.incoming_cpus.empty()) message["incoming_cpus"] = results.incoming_cpus;
+  if (!results.worker_cpus.empty()) message["worker_cpus"] = results.worker_cpus;
+  if (!results.mptcp_subflows.empty()) message["mptcp_subflows"] = results.mptcp_subflows;
+  if (!results.cores.empty()) {
+    json cores = json::array();
+    for (const stats::CoreShare& core : results.cores) cores.push_back({core.cpu, core.busy, core.softirq});
+    message["cores"] = std::move(cores);
+  }
+  return message;
+}
+
+json to_json(const DirectedResults& results, const char* type) {
+  json message = to_json(results.forward, type);
+  if (results.reverse) message["reverse"] = to_json(*results.reverse, "reverse");
+  return message;
+}
+
+namespace {
+
+constexpr const char* kIntervalFields =
+    "[bytes, calls, tcp_valid, rtt_us, rttvar_us, snd_cwnd_bytes, total_retrans, pmtu, delivery_rate_bps], "
+    "and for UDP [datagrams, lost, out_of_order, duplicates, socket_drops, strays, jitter_ns] after them";
+constexpr std::size_t kTcpSampleFields = 9;
+
+stats::StreamSample parse_sample(const json& sample) {
+  if (!sample.is_array() ||
+      (sample.size() != kTcpSampleFields && sample.size() != kTcpSampleFields + kDatagramSampleFields))
+    throw ProtocolError(std::string("an interval stream sample must be ") + kIntervalFields);
+  for (const json& value : sample)
+    if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
+      throw ProtocolError("interval stream samples hold whole numbers >= 0");
+  auto u32 = [&](std::size_t i) {
+    std::uint64_t value = sample[i].get<std::uint64_t>();
+    if (value > UINT32_MAX) throw ProtocolError("an interval stream sample field is out of range");
+    return static_cast<std::uint32_t>(value);
+  };
+  stats::StreamSample parsed;
+  parsed.bytes = sample[0].get<std::uint64_t>();
+  parsed.calls = sample[1].get<std::uint64_t>();
+  parsed.tcp.valid = sample[2].get<std::uint64_t>() != 0;
+  parsed.tcp.rtt_us = u32(3);
+  parsed.tcp.rttvar_us = u32(4);
+  parsed.tcp.snd_cwnd_bytes = u32(5);
+  parsed.tcp.total_retrans = u32(6);
+  parsed.tcp.pmtu = u32(7);
+  parsed.tcp.delivery_rate_bps = sample[8].get<std::uint64_t>();
+  if (sample.size() > kTcpSampleFields) parsed.udp = parse_datagram_sample(sample, kTcpSampleFields);
+  return parsed;
+}
+
+constexpr const char* kNicFields = "[name, rx_bytes, tx_bytes, rx_packets, tx_packets]";
+
+// Optional (older peers send none): what each watched NIC moved during the interval.
+std::vector<stats::NicSample> parse_nics(const json& record) {
+  std::vector<stats::NicSample> nics;
+  auto list = record.find("nics");
+  if (list == record.end()) return nics;
+  if (!list->is_array() || list->size() > net::kMaxNics)
+    throw ProtocolError("an interval's \"nics\" must list at most " + std::to_string(net::kMaxNics));
+  for (const json& nic : *list) {
+    if (!nic.is_array() || nic.size() != 5 || !nic[0].is_string() ||
+        !net::is_valid_nic_name(nic[0].get<std::string>()) ||
+        !is_count(nic[1]) || !is_count(nic[2]) || !is_count(nic[3]) || !is_count(nic[4]))
+      throw ProtocolError(std::string("an interval NIC sample must be ") + kNicFields);
+    nics.push_back({nic[0].get<std::string>(),
+                    {nic[1].get<std::uint64_t>(), nic[2].get<std::uint64_t>(), nic[3].get<std::uint64_t>(),
+                     nic[4].get<std::uint64_t>()}});
+  }
+  return nics;
+}
+
+// Optional: [cpu, busy, softirq] per CPU, shares from 0 to 1.
+std::vector<stats::CoreShare> parse_cores(const json& message) {
+  std::vector<stats::CoreShare> cores;
+  auto list = message.find("cores");
+  if (list == message.end()) return cores;
+  if (!list->is_array() || list->size() > stats::kMaxCores)
+    throw ProtocolError("\"cores\" must list at most " + std::to_string(stats::kMaxCores) + " CPUs");
+  for (const json& core : *list) {
+    if (!core.is_array() || core.size() != 3 || !is_count(core[0]) || core[0].get<std::uint64_t>() >= stats::kMaxCores ||
+        !core[1].is_number() || !core[2].is_number())
+      throw ProtocolError("each entry of \"cores\" must be [cpu, busy, softirq]");
+    double busy = core[1].get<double>(), softirq = core[2].get<double>();
+    if (!(busy >= 0 && busy <= 1) || !(softirq >= 0 && softirq <= 1))
+      throw ProtocolError("a CPU's busy and softirq shares must lie between 0 and 1");
+    cores.push_back({static_cast<std::uint32_t>(core[0].get<std::uint64_t>()), busy, softirq});
+  }
+  return cores;
+}
+
+// Optional: [device, how] per stream, in stream order.
+std::vector<net::FlowPath> parse_paths(const json& message, std::uint32_t expected_streams) {
+  std::vector<net::FlowPath> paths;
+  auto list = message.find("paths");
+  if (list == message.end()) return paths;
+  if (!list->is_array() || list->size() != expected_streams)
+    throw ProtocolError("\"paths\" must list one [device, how] per stream");
+  for (const json& path : *list) {
+    if (!path.is_array() || path.size() != 2 || !path[0].is_string() || !path[1].is_string() ||
+        (!net::is_valid_nic_name(path[0].get<std::string>()) && path[0].get<std::string>() != net::kUnknownDevice) ||
+        path[1].get_ref<const std::string&>().size() > net::kMaxPathHow)
+      throw ProtocolError("each entry of \"paths\" must be [interface name, how], the how at most " +
+                          std::to_string(net::kMaxPathHow) + " characters");
+    paths.push_back({path[0].get<std::string>(), path[1].get<std::string>()});
+  }
+  return paths;
+}
+
+// Optional: a CPU number per stream, -1 where there is none.
+// A list of one number per stream from `lowest` to `highest` (`each` says what one is), or none.
+std::vector<int> parse_per_stream(const json& message, const char* name, std::uint32_t expected_streams,
+                                  std::int64_t lowest, std::int64_t highest, const char* each) {
+  std::vector<int> numbers;
+  auto list = message.find(name);
+  if (list == message.end()) return numbers;
+  if (!list->is_array() || list->size() != expected_streams)
+    throw ProtocolError("\"" + std::string(name) + "\" must list one number per stream");
+  for (const json& number : *list) {
+    if (!number.is_number_integer() || number.get<std::int64_t>() < lowest || number.get<std::int64_t>() > highest)
+      throw ProtocolError("each entry of \"" + std::string(name) + "\" must be " + each);
+    numbers.push_back(static_cast<int>(number.get<std::int64_t>()));
+  }
+  return numbers;
+}
+
+std::vector<int> parse_cpus(const json& message, const char* name, std::uint32_t expected_streams) {
+  return parse_per_stream(message, name, expected_streams, -1, static_cast<std::int64_t>(stats::kMaxCores) - 1,
+                          "a CPU number, or -1");
+}
+
+}  // namespace
+
+SideResults parse_side_results(const json& message, const char* type, std::uint32_t expected_streams) {
+  expect_type(message, type);
+  const json& streams = field(message, "streams");
+  if (!streams.is_array() || streams.size() != expected_streams)
+    throw ProtocolError("\"streams\" must list " + std::to_string(expected_streams) + " streams");
+  SideResults results;
+  results.streams.reserve(expected_streams);
+  for (const json& stream : streams) {
+    if (!stream.is_object()) throw ProtocolError("each entry of \"streams\" must be an object");
+    stats::StreamFigures figures;
+    figures.bytes = get_uint(stream, "bytes", 0, UINT64_MAX);
+    figures.calls = get_uint(stream, "calls", 0, UINT64_MAX);
+    figures.start_s = get_double(stream, "start_s", 0, 1e7);
+    figures.end_s = get_double(stream, "end_s", 0, 1e7);
+    const json& failed = field(stream, "failed");
+    if (!failed.is_boolean()) throw ProtocolError("field \"failed\" must be true or false");
+    figures.failed = failed.get<bool>();
+    parse_zero_copy_fields(stream, figures);
+    figures.udp = parse_datagrams(stream);
+    figures.delay = parse_delay(stream);
+    results.streams.push_back(figures);
+  }
+  const json& intervals = field(message, "intervals");
+  if (!intervals.is_array() || intervals.size() > kMaxIntervals)
+    throw ProtocolError("\"intervals\" must be a list of at most " + std::to_string(kMaxIntervals));
+  for (const json& record : intervals) {
+    if (!record.is_object()) throw ProtocolError("each interval must be an object");
+    stats::IntervalRecord parsed;
+    parsed.start_s = get_double(record, "start_s", 0, 1e7);
+    parsed.end_s = get_double(record, "end_s", parsed.start_s, 1e7);
+    const json& omitted = field(record, "omitted");
+    if (!omitted.is_boolean()) throw ProtocolError("field \"omitted\" must be true or false");
+    parsed.omitted = omitted.get<bool>();
+    const json& samples = field(record, "streams");
+    if (!samples.is_array() || samples.size() != expected_streams)
+      throw ProtocolError("each interval must list " + std::to_string(expected_streams) + " streams");
+    for (const json& sample : samples) parsed.streams.push_back(parse_sample(sample));
+    parsed.nics = parse_nics(record);
+    results.intervals.push_back(std::move(parsed));
+  }
+  const json& cpu = field(message, "cpu");
+  if (!cpu.is_object()) throw ProtocolError("field \"cpu\" must be an object");
+  results.cpu.user_s = get_double(cpu, "user_s", 0, 1e9);
+  results.cpu.system_s = get_double(cpu, "system_s", 0, 1e9);
+  results.wall_s = get_double(cpu, "wall_s", 0, 1e9);
+  results.congestion = get_string(message, "congestion", 32);
+  results.tests_beside = static_cast<std::uint32_t>(get_uint(message, "tests_beside", 0, 1u << 20));
+  if (message.contains("digests")) {
+    const json& digests = message["digests"];
+    if (!digests.is_array() || (!digests.empty() && digests.size() != expected_streams))
+      throw ProtocolError("\"digests\" must list one digest per stream");
+    for (const json& digest : digests) {
+      // SHA-256 is 64 hex digits; anything else is not a digest this build knows.
+      if (!digest.is_string() || digest.get_ref<const std::string&>().size() > 128)
+        throw ProtocolError("each entry of \"digests\" must be a hex string");
+      results.digests.push_back(digest.get<std::string>());
+    }
+  }
+  results.cores = parse_cores(message);
+  if (message.contains("nics_reason")) results.nics_reason = get_string(message, "nics_reason", net::kMaxNicsReason);
+  results.paths = parse_paths(message, expected_streams);
+  results.incoming_cpus = parse_cpus(message, "incoming_cpus", expected_streams);
+  results.worker_cpus = parse_cpus(message, "worker_cpus", expected_streams);
+  // MPTCP_INFO's count is a byte, plus the first subflow.
+  results.mptcp_subflows = parse_per_stream(message, "mptcp_subflows", expected_streams, 0, 256, "a subflow count");
+  return results;
+}
+
+DirectedResults parse_directed_results(const json& message, const char* type, std::uint32_t forward_streams,
+                                       std::uint32_t reverse_streams) {
+  DirectedResults results;
+  results.forward = parse_side_results(message, type, forward_streams);
+  auto reverse = message.find("reverse");
+  if (reverse_streams == 0) {
+    if (reverse != message.end()) throw ProtocolError("\"reverse\" figures arrived for a test that runs forward only");
+    return results;
+  }
+  if (reverse == message.end() || !reverse->is_object())
+    throw ProtocolError("the figures of the reverse direction (\"reverse\") are missing");
+  results.reverse = parse_side_results(*reverse, "reverse", reverse_streams);
+  return results;
+}
+
+std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals) noexcept {
+  // A stream's totals with every optional field at 20 digits (a UDP flow's seven under their
+  // names too), and its digest; a sample of 9 numbers (16 for UDP) of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
+  // of the message (CPU, cores for 1024 CPUs, the NICs' reason, the reverse direction's header).
+  // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst.
+  constexpr std::uint64_t kStreamBytes = 512 + 160 + 7 * 40 + 100 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6;
+  constexpr std::uint64_t kSampleBytes = 16 * 21 + 2;
+  constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
+  constexpr std::uint64_t kMessageBytes = 64 * 1024;
+  return kMessageBytes + streams * kStreamBytes + intervals * (kIntervalBytes + streams * kSampleBytes);
+}
+
+}  // namespace testio::control

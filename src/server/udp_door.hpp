@@ -1,0 +1,60 @@
+// The server's UDP port, the same number as its TCP one: where each UDP flow's hello arrives. A
+// hello that names a running test gets its flow a socket of its own (ServerTest::attach_flow),
+// which the kernel then hands that flow's datagrams; anything else is a stray, counted and
+// dropped. Owner: the server's control thread (the main io_context).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <asio/awaitable.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
+
+#include "config/config.hpp"
+#include "net/access_list.hpp"
+#include "lifecycle/foreign_clients.hpp"
+#include "lifecycle/log_limiter.hpp"
+
+namespace testio::lifecycle {
+class ServerTest;
+}  // namespace testio::lifecycle
+
+namespace testio::server {
+
+using lifecycle::ForeignClients;
+using lifecycle::LogLimiter;
+using lifecycle::ServerTest;
+
+
+class UdpDoor {
+ public:
+  using FindTest = std::function<ServerTest*(std::uint64_t id)>;
+  // Opens the port beside `listening` (the TCP acceptor's endpoint). A port some other program
+  // holds leaves the server without UDP, said once; TCP tests go on. A datagram that is no hello
+  // goes to `foreign` (iperf3's UDP streams), which may be null.
+  UdpDoor(asio::io_context& io, const asio::ip::tcp::endpoint& listening, const config::Config& config,
+          const net::AccessList& allowed, FindTest find, ForeignClients* foreign, LogLimiter& log);
+
+  bool open() const noexcept { return socket_.is_open(); }
+  // Reads hellos until close().
+  asio::awaitable<void> serve();
+  void close() noexcept;
+  std::uint64_t strays() const noexcept { return strays_; }
+
+ private:
+  void take(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from);
+  void stray(const asio::ip::udp::endpoint& from, const std::string& why);
+
+  asio::ip::udp::socket socket_;
+  std::uint16_t port_ = 0;
+  const net::AccessList& allowed_;
+  FindTest find_;
+  ForeignClients* foreign_;
+  LogLimiter& log_;
+  std::uint64_t strays_ = 0;
+};
+
+}  // namespace testio::server
