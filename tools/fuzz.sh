@@ -16,8 +16,8 @@ fi
 seconds=${1:-60}
 out=build-fuzz
 mkdir -p "$out"
-control_sources=(tests/fuzz/control_fuzzer.cpp src/protocols/testio/framing.cpp src/protocols/testio/preamble.cpp src/protocols/testio/json_fields.cpp
-         src/protocols/testio/messages.cpp src/protocols/testio/results.cpp src/protocols/testio/datagram_fields.cpp src/spec/names.cpp src/spec/spec_json.cpp src/spec/composition.cpp src/spec/rules.cpp
+control_sources=(tests/fuzz/control_fuzzer.cpp src/protocols/testio/codec.cpp
+         src/spec/names.cpp src/spec/spec_json.cpp src/spec/composition.cpp src/spec/rules.cpp
          src/stats/summary.cpp src/stats/sampler.cpp src/net/tcp_info.cpp src/net/nic_counters.cpp src/util/units.cpp
          src/util/digest.cpp)
 udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/datagram.cpp src/stats/udp_sequence.cpp

@@ -1,6 +1,6 @@
 // The client's test, top to bottom, whichever peer it runs against: ClientTest::run() is the
-// lifecycle, each step a function below it in the order it runs. The peer (testio_peer.cpp,
-// plain_peer.cpp, src/iperf3/iperf3_peer.cpp) says what differs between protocols; the workload
+// lifecycle, each step a function below it in the order it runs. The peer (one per protocol, in
+// src/protocols/) says what differs between protocols; the workload
 // (bulk, rr, transfers, udp, http) makes the streams and adds its part of the report. Nothing here
 // asks which one runs.
 #include "lifecycle/client_lifecycle.hpp"
@@ -8,23 +8,26 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <memory>
 #include <optional>
 
 #include <asio/co_spawn.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
 
-#include "lifecycle/deadline.hpp"
 #include "engines/bulk_streams.hpp"
-#include "net/mptcp.hpp"
-#include "net/port_spread.hpp"
-#include "net/route_lookup.hpp"
 #include "lifecycle/client_peer.hpp"
 #include "lifecycle/client_signals.hpp"
 #include "lifecycle/connect.hpp"
+#include "lifecycle/deadline.hpp"
 #include "lifecycle/parts.hpp"
 #include "lifecycle/start.hpp"
+#include "net/mptcp.hpp"
+#include "net/port_spread.hpp"
+#include "net/route_lookup.hpp"
 #include "util/log.hpp"
 #include "workloads/registry.hpp"
 
@@ -323,6 +326,51 @@ int run_client(const config::Config& config, report::Reporter& reporter, const P
     }
   };
   return run_client_test(test, reporter, [](const std::exception& error) { return std::string(error.what()); });
+}
+
+}  // namespace testio::lifecycle
+
+namespace testio::lifecycle {
+
+std::string interruption_text(int signal) {
+  return signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM";
+}
+
+int run_client_test(const ClientRun& test, report::Reporter& reporter, const DescribeFailure& describe) {
+  asio::io_context io(1);
+  int exit_code = 1;
+  Interruption interruption;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::function<void(const asio::error_code&, int)> on_signal = [&](const asio::error_code& error, int signal) {
+    if (error) return;
+    if (interruption.signal == 0 && interruption.end_window) {
+      interruption.signal = signal;
+      spdlog::warn("{}: ending the test early", signal == SIGINT ? "SIGINT" : "SIGTERM");
+      interruption.end_window();
+      signals.async_wait(on_signal);
+      return;
+    }
+    spdlog::error("{}: stopped", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    exit_code = 1;
+    io.stop();
+  };
+  signals.async_wait(on_signal);
+  asio::co_spawn(io, test(interruption), [&](std::exception_ptr failure, int code) {
+    signals.cancel();
+    if (!failure) {
+      exit_code = code;
+      return;
+    }
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& error) {
+      std::string message = describe(error);
+      spdlog::error("{}", message);
+      reporter.error(message);
+    }
+  });
+  io.run();
+  return exit_code;
 }
 
 }  // namespace testio::lifecycle

@@ -1,8 +1,17 @@
+// A test's parts on one side: one TestPart per workload with its streams (TestStreams: workers,
+// streams, latches) and what its start says (StartInfo, a data connection's tuning).
 #include "lifecycle/parts.hpp"
 
+#include <tuple>
+
 #include <asio/experimental/awaitable_operators.hpp>
+#include <sched.h>
 
 #include "lifecycle/start.hpp"
+#include "lifecycle/streams.hpp"
+#include "net/flow_path.hpp"
+#include "net/socket_options.hpp"
+#include "util/descriptors.hpp"
 
 namespace testio::lifecycle {
 
@@ -144,6 +153,172 @@ report::TestReport TestParts::joined(std::vector<report::TestReport> reports) {
   report::TestReport first = std::move(reports.front());
   first.with.assign(std::make_move_iterator(reports.begin() + 1), std::make_move_iterator(reports.end()));
   return first;
+}
+
+}  // namespace testio::lifecycle
+
+namespace testio::lifecycle {
+
+using asio::ip::tcp;
+
+namespace {
+
+// The CPUs this process may run on, in order: where --rx-affinity follow pins its workers.
+std::vector<std::uint32_t> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<std::uint32_t> cpus;
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
+}
+
+}  // namespace
+
+TestStreams::TestStreams(asio::any_io_executor control, const workloads::DirectionLayout& layout, unsigned threads,
+                         const std::vector<std::uint32_t>& cpus, const spec::TestSpec& spec, workloads::Side local)
+    : measurement_(layout, spec.interval_s, spec.omit_s, spec.window_s()),
+      iface_stats_(spec.iface_stats),
+      rx_follow_(spec.rx_follow),
+      begins_s_(spec.begins_s),
+      ends_s_(spec.ends_s),
+      local_(local),
+      done_{std::make_shared<engines::CompletionLatch>(control, layout.forward),
+            std::make_shared<engines::CompletionLatch>(control, layout.reverse)},
+      pool_(threads, spec.rx_follow && cpus.empty() ? allowed_cpus() : cpus) {}
+
+TestStreams::~TestStreams() { pool_.stop(); }
+
+tcp::socket TestStreams::move_to_worker(std::uint32_t i, tcp::socket socket) {
+  const tcp protocol = socket.local_endpoint().protocol();  // before release(): argument order is unspecified
+  return tcp::socket(worker_for(i).context(), protocol, socket.release());
+}
+
+void TestStreams::add(workloads::TestSide& side, std::uint32_t i, std::optional<tcp::socket> socket,
+                      const tcp::endpoint& server, const std::array<unsigned char, 24>& preamble,
+                      std::uint64_t test_id) {
+  engines::Worker* worker = &worker_for(i);
+  if (socket) {
+    if (i == 0 && iface_stats_)
+      measurement_.live().watch_nics(
+          net::choose_nics(*iface_stats_, socket->local_endpoint().data(), socket->remote_endpoint().data()));
+    // The CPU that processed its handshake is its receive queue's (or RPS's): its data land there too.
+    if (rx_follow_ && !layout().sends_on(local_, i))
+      if (engines::Worker* on_cpu = pool_.worker_on_cpu(net::read_incoming_cpu(socket->native_handle())))
+        worker = on_cpu;
+    const tcp protocol = socket->local_endpoint().protocol();
+    socket = tcp::socket(worker->context(), protocol, socket->release());
+    measurement_.watch_socket(i, socket->native_handle());
+  }
+  std::shared_ptr<engines::CompletionLatch> latch = done_[layout().is_forward(i) ? 0 : 1];
+  if (rx_follow_) measurement_.note_worker_cpu(i, worker->cpu());
+  workloads::StreamPlace place{i, first_number_ + i, *worker, pool_.size(), measurement_.counters(i), &measurement_.digest(i),
+                               [latch] { latch->count_down(); }, server, preamble, test_id, clock_offset_ns_};
+  worker->add_stream(side.make_stream(std::move(place), std::move(socket)));
+}
+
+std::string TestStreams::route_flow(workloads::TestSide& side, std::uint32_t i, asio::ip::udp::socket socket) {
+  engines::Worker& worker = worker_for(i);
+  const asio::ip::udp protocol = socket.local_endpoint().protocol();  // before release()
+  return side.route_flow(i, asio::ip::udp::socket(worker.context(), protocol, socket.release()), worker);
+}
+
+void TestStreams::begin(const engines::TestClock& clock) {
+  measurement_.begin(clock);  // every part's intervals on the test's clock
+  pool_.begin(clock.within(begins_s_, ends_s_));
+}
+
+asio::awaitable<bool> TestStreams::all_done(std::chrono::steady_clock::duration limit) {
+  using namespace asio::experimental::awaitable_operators;
+  std::tuple<bool, bool> done = co_await (done_[0]->wait(limit) && done_[1]->wait(limit));
+  co_return std::get<0>(done) && std::get<1>(done);
+}
+
+}  // namespace testio::lifecycle
+
+namespace testio::lifecycle {
+
+report::StartInfo start_info(const spec::TestSpec& spec, unsigned client_threads, unsigned server_threads,
+                             bool from_client) {
+  report::StartInfo start;
+  start.spec = spec;
+  start.from_client = from_client;
+  start.client_threads = client_threads;
+  start.server_threads = server_threads;
+  return start;
+}
+
+net::TcpTuning data_tuning(const spec::TestSpec& spec, bool sending, std::uint32_t mss) {
+  net::TcpTuning tuning;
+  tuning.congestion = spec.congestion;
+  tuning.mss = mss;
+  tuning.no_delay = spec.no_delay;
+  tuning.tos = static_cast<std::uint8_t>(spec.tos);
+  tuning.fq_rate_bps = sending ? spec.fq_rate_bps : 0;
+  return tuning;
+}
+
+std::string tune_data_connection(int fd, const spec::TestSpec& spec, bool sending, std::uint32_t mss) {
+  std::string clamped;
+  if (spec.window) clamped = net::clamp_warning(net::set_socket_buffers(fd, spec.window));
+  net::apply_tuning(fd, data_tuning(spec, sending, mss));
+  return clamped;
+}
+
+std::uint64_t descriptors_needed(const spec::TestSpec& spec, const workloads::DirectionLayout& layout,
+                                 workloads::Side, unsigned threads) {
+  // The control connection, a listener, the log, a sendfile source.
+  constexpr std::uint64_t kOthers = 4;
+  const std::uint64_t rings = spec.engine == spec::Engine::uring ? threads : 0;
+  return layout.total() + rings + kOthers;
+}
+
+void check_descriptors(const spec::TestSpec& spec, const workloads::DirectionLayout& layout, workloads::Side side,
+                       unsigned threads) {
+  const std::string what = std::to_string(layout.total()) + (layout.total() == 1 ? " data connection" : " data connections");
+  std::string shortfall = util::descriptor_shortfall(descriptors_needed(spec, layout, side, threads), what);
+  if (!shortfall.empty()) throw std::runtime_error(shortfall);
+}
+
+void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {
+  asio::ip::tcp::endpoint local = socket.local_endpoint(), remote = socket.remote_endpoint();
+  start.connected.push_back({local.address().to_string(), local.port(), remote.address().to_string(), remote.port()});
+  if (start.connected.size() != 1) return;
+  net::SocketBuffers granted = net::read_socket_buffers(socket.native_handle());
+  start.sndbuf_actual = granted.send_granted;
+  start.rcvbuf_actual = granted.receive_granted;
+  start.mss = net::read_mss(socket.native_handle());
+  start.no_delay = net::read_no_delay(socket.native_handle());
+  start.fq_rate_bps = net::read_pacing_rate_bps(socket.native_handle());
+  start.bind_device = net::read_bound_device(socket.native_handle());
+}
+
+report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,
+                                  bool local_sends) {
+  std::vector<report::StreamEndpoints> connected;
+  for (std::uint32_t connection : connections)
+    if (connection < start.connected.size()) connected.push_back(start.connected[connection]);
+  start.connected = std::move(connected);
+  start.local_is_sender = local_sends;
+  return start;
+}
+
+report::SideReport side_report(SideResults results) {
+  report::SideReport side;
+  side.present = true;
+  side.totals = std::move(results.streams);
+  side.intervals = std::move(results.intervals);
+  side.cpu = results.cpu;
+  side.wall_s = results.wall_s;
+  side.congestion = std::move(results.congestion);
+  side.cores = std::move(results.cores);
+  side.nics_reason = std::move(results.nics_reason);
+  side.paths = std::move(results.paths);
+  side.incoming_cpus = std::move(results.incoming_cpus);
+  side.worker_cpus = std::move(results.worker_cpus);
+  side.mptcp_subflows = std::move(results.mptcp_subflows);
+  return side;
 }
 
 }  // namespace testio::lifecycle

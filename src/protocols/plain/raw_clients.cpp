@@ -3,26 +3,33 @@
 // RawSink on a worker (hashing there, so senders hash in parallel) and reported in one line as it
 // closes; the connections one address has open at once are also reported together (PeerGroups).
 // The control thread admits and prints; the workers only read.
-#include "protocols/plain/raw.hpp"
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include <asio/error.hpp>
 #include <asio/post.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
-#include "lifecycle/deadline.hpp"
-#include "lifecycle/connect.hpp"
 #include "engines/worker_pool.hpp"
+#include "lifecycle/connect.hpp"
+#include "lifecycle/deadline.hpp"
 #include "lifecycle/log_limiter.hpp"
+#include "protocols/plain/raw.hpp"
 #include "protocols/plain/raw_groups.hpp"
-#include "util/log.hpp"
 #include "protocols/plain/raw_sink.hpp"
+#include "util/log.hpp"
 
 namespace testio::plain {
 namespace {
@@ -154,6 +161,163 @@ std::pair<std::uint64_t, std::uint64_t> RawClients::bytes_so_far() const noexcep
 std::unique_ptr<lifecycle::ForeignClients> raw_clients(const config::Config& config, std::ostream& out,
                                             metrics::ServerMetrics& metrics) {
   return std::make_unique<RawClients>(config, out, metrics);
+}
+
+}  // namespace testio::plain
+
+namespace testio::plain {
+
+PeerGroups::PeerGroups(asio::any_io_executor io, double interval_s, std::ostream& out, config::OutputFormat format,
+                       char unit)
+    : io_(io), interval_s_(interval_s), out_(out), format_(format), unit_(unit) {}
+
+double PeerGroups::since_start(const Group& group) const {
+  return std::chrono::duration<double>(Clock::now() - group.start).count();
+}
+
+void PeerGroups::joined(const std::string& address, std::uint64_t id, RawSink::Progress progress) {
+  std::unique_ptr<Group>& slot = groups_[address];
+  if (!slot) {
+    slot = std::make_unique<Group>(io_);
+    slot->sum.peer = address;
+    if (interval_s_ > 0) schedule_tick(*slot);
+  }
+  slot->linger.cancel();
+  slot->open.push_back(Member{id, std::move(progress)});
+  ++slot->sum.connections;
+}
+
+void PeerGroups::left(const std::string& address, std::uint64_t id, const report::RawTransfer& transfer) {
+  auto found = groups_.find(address);
+  if (found == groups_.end()) return;
+  Group& group = *found->second;
+  std::erase_if(group.open, [id](const Member& member) { return member.id == id; });
+  group.sum.bytes += transfer.bytes;
+  group.sum.calls += transfer.calls;
+  if (!transfer.error.empty()) ++group.sum.incomplete;
+  ++group.closed_since_tick;
+  if (!group.open.empty()) return;
+  group.last_close_s = since_start(group);
+  group.linger.expires_after(kLinger);
+  group.linger.async_wait([this, address](const asio::error_code& error) {
+    if (error) return;  // another connection joined, or the group is gone
+    if (auto lingering = groups_.find(address); lingering != groups_.end()) end(lingering);
+  });
+}
+
+void PeerGroups::flush() {
+  for (auto group = groups_.begin(); group != groups_.end();) {
+    auto next = std::next(group);
+    if (group->second->open.empty()) end(group);
+    group = next;
+  }
+}
+
+// The group ends at its last close, with its last (partial) interval and its sum.
+void PeerGroups::end(std::map<std::string, std::unique_ptr<Group>>::iterator found) {
+  Group& group = *found->second;
+  if (interval_s_ > 0 && group.closed_since_tick > 0 && group.last_close_s > group.tick_s)
+    close_interval(group, group.last_close_s);
+  group.sum.elapsed_s = group.last_close_s;
+  if (group.sum.connections >= 2) report::print_raw_sum(out_, group.sum, format_, unit_);
+  groups_.erase(found);  // cancels its timers, whose handlers then touch nothing
+}
+
+// Ticks at fixed times from the group's start, so late handlers do not drift the intervals.
+void PeerGroups::schedule_tick(Group& group) {
+  ++group.ticks;
+  group.ticker.expires_at(group.start + engines::clock_seconds(interval_s_ * static_cast<double>(group.ticks)));
+  group.ticker.async_wait([this, &group](const asio::error_code& error) {
+    if (error) return;
+    close_interval(group, interval_s_ * static_cast<double>(group.ticks));
+    schedule_tick(group);
+  });
+}
+
+void PeerGroups::close_interval(Group& group, double now_s) {
+  std::uint64_t bytes = group.sum.bytes;  // those closed, plus what the open ones have read so far
+  for (const Member& member : group.open) bytes += member.progress->load(std::memory_order_relaxed);
+  report::RawGroupInterval interval;
+  interval.peer = group.sum.peer;
+  interval.start_s = group.tick_s;
+  interval.end_s = now_s;
+  interval.connections = static_cast<std::uint32_t>(group.open.size()) + group.closed_since_tick;
+  interval.bytes = bytes - std::min(bytes, group.bytes_at_tick);
+  group.bytes_at_tick = bytes;
+  group.tick_s = now_s;
+  group.closed_since_tick = 0;
+  // A lingering group's ticks with nothing open and nothing closed are not worth a line.
+  if (group.sum.connections >= 2 && interval.connections > 0) report::print_raw_interval(out_, interval, format_, unit_);
+}
+
+}  // namespace testio::plain
+
+namespace testio::plain {
+
+RawSink::RawSink(asio::ip::tcp::socket socket, std::string peer, char* buffer, std::size_t buffer_size,
+                 util::HashKind hash, Progress progress, Done done)
+    : socket_(std::move(socket)),
+      buffer_(buffer),
+      buffer_size_(buffer_size),
+      digest_(hash),
+      progress_(std::move(progress)),
+      done_(std::move(done)) {
+  transfer_.role = "received";
+  transfer_.peer = std::move(peer);
+  transfer_.hash = std::string(util::to_string(hash));
+}
+
+void RawSink::start() {
+  asio::error_code ignored;
+  socket_.native_non_blocking(true, ignored);
+  wait_readable();
+}
+
+// The read happens in the handler, not in the reactor: the worker's buffer is shared by its
+// sinks, so each read must be hashed before any other sink's read can land in it.
+void RawSink::wait_readable() {
+  socket_.async_wait(asio::socket_base::wait_read, [self = shared_from_this()](const asio::error_code& error) {
+    if (error) {
+      self->finish(error.message());
+      return;
+    }
+    self->read_ready();
+  });
+}
+
+// A few reads per wakeup: enough to empty a busy socket in one turn, few enough to stay fair to
+// the worker's other sinks.
+void RawSink::read_ready() {
+  constexpr int kReadsPerWakeup = 8;
+  for (int i = 0; i < kReadsPerWakeup; ++i) {
+    const ssize_t received = ::recv(socket_.native_handle(), buffer_, buffer_size_, 0);
+    if (received == 0) {
+      finish({});
+      return;
+    }
+    if (received < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      finish(std::strerror(errno));
+      return;
+    }
+    const auto bytes = static_cast<std::size_t>(received);
+    digest_.update(buffer_, bytes);
+    transfer_.bytes += bytes;
+    ++transfer_.calls;
+    progress_->store(transfer_.bytes, std::memory_order_relaxed);
+    if (bytes < buffer_size_) break;  // the socket is empty for now
+  }
+  wait_readable();
+}
+
+void RawSink::finish(std::string error) {
+  transfer_.error = std::move(error);
+  transfer_.elapsed_s = std::chrono::duration<double>(engines::Clock::now() - accepted_).count();
+  transfer_.digest = digest_.finish();
+  asio::error_code ignored;
+  socket_.close(ignored);
+  done_(std::move(transfer_));
 }
 
 }  // namespace testio::plain

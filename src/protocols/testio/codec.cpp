@@ -1,15 +1,132 @@
-// What each side measured (sender_done, transfers_done, results): every stream's totals, every
-// interval, CPU and host figures, built and parsed. The biggest frames of the protocol.
+// testio's wire as bytes and JSON: the 24-byte preamble, the length-prefixed frames, and every
+// message both ways (the handshake's, start, stop, error, and each side's figures), each built and
+// parsed with every field checked (docs/protocol.md). The fuzz target reads peers' input through
+// these parsers.
+
+// The handshake's frames and the small ones (start, stop, error): build and parse.
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstring>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "protocols/testio/datagram_fields.hpp"
+#include "protocols/testio/framing.hpp"
 #include "protocols/testio/json_fields.hpp"
 #include "protocols/testio/protocol.hpp"
 
+namespace testio::control {
+
+using namespace fields;
+
+json to_json(const ServerHello& hello) {
+  return {{"type", "hello"}, {"server_version", hello.server_version}, {"auth", hello.auth}, {"nonce", hello.nonce}};
+}
+
+ServerHello parse_server_hello(const json& message) {
+  expect_type(message, "hello");
+  ServerHello hello;
+  hello.server_version = get_string(message, "server_version", 64);
+  hello.auth = get_string(message, "auth", 32);
+  if (hello.auth != "none" && hello.auth != "hmac-sha256")
+    throw ProtocolError("the server asks for authentication \"" + hello.auth + "\", which this client does not know");
+  hello.nonce = get_string(message, "nonce", 128);
+  if (hello.auth != "none" && hello.nonce.size() < 32) throw ProtocolError("the server's challenge is too short");
+  return hello;
+}
+
+json to_json(const TestRequest& request) {
+  // The spec's own mapping, plus what belongs to the handshake rather than the test.
+  json message = spec::to_json(request.spec);
+  message["type"] = "test_request";
+  message["client_threads"] = request.client_threads;
+  message["client_version"] = request.client_version;
+  message["auth"] = request.auth;
+  message["max_wait_s"] = request.max_wait_s;
+  return message;
+}
+
+TestRequest parse_test_request(const json& message) {
+  expect_type(message, "test_request");
+  TestRequest request;
+  try {
+    request.spec = spec::spec_from_json(message);
+  } catch (const spec::SpecError& error) {
+    throw ProtocolError(error.what());
+  }
+  request.client_threads = static_cast<std::uint32_t>(get_uint(message, "client_threads", 1, 1u << 20));
+  request.client_version = get_string(message, "client_version", 64);
+  request.auth = get_string(message, "auth", 128);
+  if (message.contains("max_wait_s")) request.max_wait_s = get_double(message, "max_wait_s", 0, 86400);
+  return request;
+}
+
+json to_json(const TestAccepted& accepted) {
+  return {{"type", "test_accepted"},
+          {"test_id", accepted.test_id},
+          {"server_threads", accepted.server_threads},
+          {"server_cpus", accepted.server_cpus},
+          {"server_version", accepted.server_version},
+          {"server_received_ns", accepted.server_received_ns},
+          {"server_clock_ns", accepted.server_clock_ns}};
+}
+
+TestAccepted parse_test_accepted(const json& message, const spec::Limits& limits) {
+  expect_type(message, "test_accepted");
+  TestAccepted accepted;
+  accepted.test_id = get_uint(message, "test_id", 1, UINT64_MAX);
+  accepted.server_threads =
+      static_cast<std::uint32_t>(get_uint(message, "server_threads", 1, limits.max_threads));
+  accepted.server_version = get_string(message, "server_version", 64);
+  accepted.server_cpus = get_cpus(message, "server_cpus");
+  accepted.server_received_ns = get_optional_uint(message, "server_received_ns");
+  accepted.server_clock_ns = get_optional_uint(message, "server_clock_ns");
+  return accepted;
+}
+
+json start_message() { return {{"type", "start"}}; }
+
+json stop_message() { return {{"type", "stop"}}; }
+
+namespace {
+bool has_type(const json& message, const char* name) noexcept {
+  auto type = message.find("type");
+  return type != message.end() && type->is_string() && type->get_ref<const std::string&>() == name;
+}
+}  // namespace
+
+bool is_stop(const json& message) noexcept { return has_type(message, "stop"); }
+
+json queued_message(std::uint32_t ahead) { return {{"type", "queued"}, {"ahead", ahead}}; }
+
+std::optional<std::uint32_t> queued_ahead(const json& message) {
+  if (!has_type(message, "queued")) return std::nullopt;
+  return static_cast<std::uint32_t>(get_uint(message, "ahead", 0, 1u << 20));
+}
+
+json alive_message() { return {{"type", "alive"}}; }
+
+bool is_alive(const json& message) noexcept { return has_type(message, "alive"); }
+
+json error_message(const std::string& message, const std::string& code) {
+  return {{"type", "error"}, {"code", code}, {"message", message}};
+}
+
+void parse_start(const json& message) { expect_type(message, "start"); }
+
+void fail_unexpected(const json& message, const std::string& during) {
+  auto type = message.find("type");
+  if (type != message.end() && type->is_string() && *type == "error")
+    expect_type(message, "error");  // raises PeerError with the peer's sentence
+  throw ProtocolError("unexpected control message " + during);
+}
+
+}  // namespace testio::control
+
+// What each side measured (sender_done, transfers_done, results): every stream's totals, every
+// interval, CPU and host figures, built and parsed. The biggest frames of the protocol.
 namespace testio::control {
 namespace {
 
@@ -316,6 +433,251 @@ std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals
   constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
   constexpr std::uint64_t kMessageBytes = 64 * 1024;
   return kMessageBytes + streams * kStreamBytes + intervals * (kIntervalBytes + streams * kSampleBytes);
+}
+
+}  // namespace testio::control
+
+// A UDP flow's datagram figures on the wire (results frames): a stream's "udp" object and the
+// seven numbers an interval sample carries after its TCP ones. Written only for UDP flows, so
+// other streams read as before.
+namespace testio::control {
+namespace {
+
+using namespace fields;
+
+constexpr double kMaxJitterNs = 3600e9;  // an hour: beyond that a peer's figure is nonsense
+
+std::uint64_t jitter_ns(const stats::DatagramTally& tally) {
+  return static_cast<std::uint64_t>(tally.jitter_s * 1e9 + 0.5);
+}
+
+}  // namespace
+
+json datagram_json(const stats::DatagramTally& tally) {
+  return {{"datagrams", tally.datagrams},     {"lost", tally.lost},     {"out_of_order", tally.out_of_order},
+          {"duplicates", tally.duplicates},   {"socket_drops", tally.socket_drops}, {"strays", tally.strays},
+          {"jitter_ns", jitter_ns(tally)}};
+}
+
+json delay_json(const stats::DelayFigures& delay) {
+  return json::array({delay.p50_ns, delay.p90_ns, delay.p99_ns, delay.max_ns});
+}
+
+stats::DelayFigures parse_delay(const json& stream) {
+  auto udp = stream.find("udp");
+  if (udp == stream.end() || !udp->is_object() || !udp->contains("delay_ns")) return {};
+  const json& delay = (*udp)["delay_ns"];
+  if (!delay.is_array() || delay.size() != 4 || !std::all_of(delay.begin(), delay.end(), fields::is_count))
+    throw ProtocolError("field \"delay_ns\" must be [p50, p90, p99, max] in whole nanoseconds");
+  stats::DelayFigures figures{delay[0].get<std::uint64_t>(), delay[1].get<std::uint64_t>(), delay[2].get<std::uint64_t>(),
+                              delay[3].get<std::uint64_t>()};
+  if (!(figures.p50_ns <= figures.p90_ns && figures.p90_ns <= figures.p99_ns && figures.p99_ns <= figures.max_ns))
+    throw ProtocolError("field \"delay_ns\" must be in increasing order");
+  return figures;
+}
+
+stats::DatagramTally parse_datagrams(const json& stream) {
+  stats::DatagramTally tally;
+  auto udp = stream.find("udp");
+  if (udp == stream.end()) return tally;
+  if (!udp->is_object()) throw ProtocolError("field \"udp\" must be an object");
+  tally.datagrams = get_uint(*udp, "datagrams", 0, UINT64_MAX);
+  tally.lost = get_uint(*udp, "lost", 0, UINT64_MAX);
+  tally.out_of_order = get_uint(*udp, "out_of_order", 0, UINT64_MAX);
+  tally.duplicates = get_uint(*udp, "duplicates", 0, UINT64_MAX);
+  tally.socket_drops = get_uint(*udp, "socket_drops", 0, UINT64_MAX);
+  tally.strays = get_uint(*udp, "strays", 0, UINT64_MAX);
+  tally.jitter_s = static_cast<double>(get_uint(*udp, "jitter_ns", 0, kMaxJitterNs)) * 1e-9;
+  if (tally.out_of_order > tally.datagrams)
+    throw ProtocolError("field \"out_of_order\" cannot exceed \"datagrams\"");
+  return tally;
+}
+
+void append_datagram_sample(const stats::DatagramTally& tally, json& sample) {
+  for (std::uint64_t value : {tally.datagrams, tally.lost, tally.out_of_order, tally.duplicates, tally.socket_drops,
+                              tally.strays, jitter_ns(tally)})
+    sample.push_back(value);
+}
+
+stats::DatagramTally parse_datagram_sample(const json& sample, std::size_t first) {
+  auto at = [&](std::size_t i) { return sample[first + i].get<std::uint64_t>(); };
+  stats::DatagramTally tally{at(0), at(1), at(2), at(3), at(4), at(5), 0};
+  if (static_cast<double>(at(6)) > kMaxJitterNs) throw ProtocolError("an interval's jitter is out of range");
+  tally.jitter_s = static_cast<double>(at(6)) * 1e-9;
+  return tally;
+}
+
+}  // namespace testio::control
+
+namespace testio::control::fields {
+
+void expect_type(const json& message, const char* type) {
+  auto it = message.find("type");
+  if (it == message.end() || !it->is_string())
+    throw ProtocolError("control message has no \"type\" string");
+  const std::string& actual = it->get_ref<const std::string&>();
+  if (actual == "error") {
+    auto text = message.find("message");
+    auto code = message.find("code");
+    throw PeerError(text != message.end() && text->is_string() ? text->get<std::string>()
+                                                                : "unspecified error",
+                    code != message.end() && code->is_string() ? code->get<std::string>() : "");
+  }
+  if (actual != type)
+    throw ProtocolError("expected a \"" + std::string(type) + "\" message, got \"" + actual + "\"");
+}
+
+const json& field(const json& message, const char* name) {
+  auto it = message.find(name);
+  if (it == message.end()) throw ProtocolError(std::string("field \"") + name + "\" is missing");
+  return *it;
+}
+
+std::uint64_t get_uint(const json& message, const char* name, std::uint64_t min, std::uint64_t max) {
+  const json& value = field(message, name);
+  if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
+    throw ProtocolError(std::string("field \"") + name + "\" must be a whole number >= 0");
+  auto number = value.get<std::uint64_t>();
+  if (number < min || number > max)
+    throw ProtocolError(std::string("field \"") + name + "\" = " + std::to_string(number) +
+                        " is outside " + std::to_string(min) + ".." + std::to_string(max));
+  return number;
+}
+
+double get_double(const json& message, const char* name, double min, double max) {
+  const json& value = field(message, name);
+  if (!value.is_number()) throw ProtocolError(std::string("field \"") + name + "\" must be a number");
+  auto number = value.get<double>();
+  if (!std::isfinite(number) || number < min || number > max)
+    throw ProtocolError(std::string("field \"") + name + "\" = " + value.dump() + " is outside " +
+                        std::to_string(min) + ".." + std::to_string(max));
+  return number;
+}
+
+std::uint64_t get_optional_uint(const json& message, const char* name) {
+  return message.contains(name) ? get_uint(message, name, 0, UINT64_MAX) : 0;
+}
+
+std::string get_string(const json& message, const char* name, std::size_t max_length) {
+  const json& value = field(message, name);
+  if (!value.is_string()) throw ProtocolError(std::string("field \"") + name + "\" must be a string");
+  auto text = value.get<std::string>();
+  if (text.size() > max_length) throw ProtocolError(std::string("field \"") + name + "\" is too long");
+  return text;
+}
+
+std::vector<std::uint32_t> get_cpus(const json& message, const char* name) {
+  std::vector<std::uint32_t> cpus;
+  auto it = message.find(name);
+  if (it == message.end()) return cpus;
+  if (!it->is_array() || it->size() > 1024)
+    throw ProtocolError(std::string("field \"") + name + "\" must be a list of at most 1024 CPUs");
+  for (const json& cpu : *it) {
+    if (!cpu.is_number_unsigned() || cpu.get<std::uint64_t>() >= 1024)
+      throw ProtocolError(std::string("field \"") + name + "\" holds CPU numbers 0..1023");
+    cpus.push_back(cpu.get<std::uint32_t>());
+  }
+  return cpus;
+}
+
+bool is_count(const json& value) noexcept {
+  return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+}
+
+}  // namespace testio::control::fields
+
+namespace testio::control {
+
+std::string encode_frame(const nlohmann::json& message) {
+  std::string body = message.dump();
+  std::string frame(kFrameHeaderBytes, '\0');
+  auto length = static_cast<std::uint32_t>(body.size());
+  for (std::size_t i = 0; i < kFrameHeaderBytes; ++i)
+    frame[i] = static_cast<char>((length >> (8 * (kFrameHeaderBytes - 1 - i))) & 0xff);
+  frame += body;
+  return frame;
+}
+
+DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body) noexcept {
+  DecodedFrame result;
+  if (input.size() < kFrameHeaderBytes) return result;
+  std::uint32_t length = 0;
+  for (std::size_t i = 0; i < kFrameHeaderBytes; ++i)
+    length = (length << 8) | static_cast<unsigned char>(input[i]);
+  if (length > max_body) {
+    result.status = DecodedFrame::Status::too_large;
+    result.error = "control frame of " + std::to_string(length) + " bytes is above the cap of " +
+                   std::to_string(max_body);
+    return result;
+  }
+  if (input.size() - kFrameHeaderBytes < length) return result;
+  std::string_view body = input.substr(kFrameHeaderBytes, length);
+  nlohmann::json message = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded() || !message.is_object()) {
+    result.status = DecodedFrame::Status::malformed;
+    result.error = "control frame is not a JSON object";
+    return result;
+  }
+  result.status = DecodedFrame::Status::ok;
+  result.message = std::move(message);
+  result.consumed = kFrameHeaderBytes + length;
+  return result;
+}
+
+}  // namespace testio::control
+
+namespace testio::control {
+namespace {
+
+void put_be(unsigned char* out, std::uint64_t value, int bytes) noexcept {
+  for (int i = bytes - 1; i >= 0; --i) {
+    out[i] = static_cast<unsigned char>(value & 0xff);
+    value >>= 8;
+  }
+}
+
+std::uint64_t get_be(const unsigned char* in, int bytes) noexcept {
+  std::uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = (value << 8) | in[i];
+  return value;
+}
+
+}  // namespace
+
+PreambleBytes encode_preamble(const Preamble& preamble) noexcept {
+  PreambleBytes bytes{};
+  std::memcpy(bytes.data(), kMagic.data(), kMagic.size());
+  bytes[4] = static_cast<unsigned char>(preamble.kind);
+  bytes[5] = preamble.version;
+  put_be(&bytes[8], preamble.test_id, 8);
+  put_be(&bytes[16], preamble.stream, 4);
+  return bytes;
+}
+
+bool starts_with_magic(const unsigned char* bytes, std::size_t size) noexcept {
+  return size >= kMagic.size() && std::memcmp(bytes, kMagic.data(), kMagic.size()) == 0;
+}
+
+DecodedPreamble decode_preamble(const PreambleBytes& bytes) noexcept {
+  DecodedPreamble decoded;
+  if (!starts_with_magic(bytes.data(), bytes.size())) {
+    decoded.status = DecodedPreamble::Status::not_testio;
+    return decoded;
+  }
+  decoded.preamble.version = bytes[5];
+  if (bytes[5] != kProtocolVersion) {
+    decoded.status = DecodedPreamble::Status::bad_version;
+    return decoded;
+  }
+  if (bytes[4] != static_cast<unsigned char>(ConnectionKind::control) &&
+      bytes[4] != static_cast<unsigned char>(ConnectionKind::data)) {
+    decoded.status = DecodedPreamble::Status::bad_kind;
+    return decoded;
+  }
+  decoded.preamble.kind = static_cast<ConnectionKind>(bytes[4]);
+  decoded.preamble.test_id = get_be(&bytes[8], 8);
+  decoded.preamble.stream = static_cast<std::uint32_t>(get_be(&bytes[16], 4));
+  return decoded;
 }
 
 }  // namespace testio::control
