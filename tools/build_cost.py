@@ -7,20 +7,36 @@ really does and not with how busy the machine is (docs/architecture.md, "Compile
   tools/build_cost.py BUILD                     the total and the ten dearest units
   tools/build_cost.py BUILD --budget FILE       ... and exit 1 when the total passes FILE's by more
                                                 than its tolerance (tools/build_budget.json)
-  tools/build_cost.py BUILD --tap               the budget check as one TAP case (the unit suite)
+  tools/build_cost.py BUILD --tap               the budget check as one TAP case
+  tools/build_cost.py --configure [--tap ...]   BUILD made for the count and removed after: meson
+                                                setup of this tree in a temporary directory, file
+                                                by file, tests off (the 'build_cost' test)
 
 BUILD must be configured file by file (not -Dunity=on): a unity build's units are its merged files.
-Only meson's configuration is needed, not a build.
+Only meson's configuration is needed, not a build. Bad input (no such build, a unity build, an
+unreadable budget) is one sentence and exit 2.
 """
 import argparse
 import concurrent.futures
 import json
 import os
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What --configure sets up, as tools/build_budget.json was measured: the project's defaults (release,
+# MPI when installed) file by file, without the tests' units.
+CONFIGURE_OPTIONS = ["-Dunity=off", "-Dtests=disabled"]
+
+
+def bad_input(sentence: str):
+    """Bad input: one sentence on stderr, exit 2."""
+    print(sentence, file=sys.stderr)
+    sys.exit(2)
 
 
 def source_root(build: str) -> str:
@@ -40,17 +56,18 @@ def binary_units(build: str) -> list:
         with open(path) as file:
             commands = json.load(file)
     except (OSError, ValueError) as error:
-        sys.exit(f"cannot read {path}: {error}")
+        reason = error.strerror if isinstance(error, OSError) else "not JSON"
+        bad_input(f"cannot read {path} ({reason}): is {build} a meson build directory?")
     src = os.path.join(source_root(build), "src") + os.sep
     units = []
     for entry in commands:
         source = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
         if "-unity" in os.path.basename(source):
-            sys.exit(f"{build} is a unity build: configure one file by file (-Dunity=off) to count units")
+            bad_input(f"{build} is a unity build: configure one file by file (-Dunity=off) to count units")
         if source.startswith(src) and source.endswith(".cpp"):
             units.append((os.path.relpath(source, src), entry))
     if not units:
-        sys.exit(f"no unit of src/ in {path}")
+        bad_input(f"no unit of src/ in {path}")
     return units
 
 
@@ -88,22 +105,56 @@ def read_budget(path: str) -> tuple:
         with open(path) as file:
             budget = json.load(file)
         return int(budget["preprocessed_lines"]), float(budget.get("tolerance", 0.05))
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        sys.exit(f"cannot read the budget {path}: {error}")
+    except OSError as error:
+        bad_input(f"cannot read the budget {path}: {error.strerror}")
+    except (ValueError, KeyError, TypeError):
+        bad_input(f"the budget {path} is not JSON with a number preprocessed_lines and a tolerance")
+
+
+def configured(scratch: str) -> str:
+    """A build directory of this tree under SCRATCH, configured file by file; exit 1 if meson fails."""
+    meson = shutil.which("meson")
+    if meson is None:
+        bad_input("--configure needs meson on PATH")
+    build = os.path.join(scratch, "build")
+    result = subprocess.run([meson, "setup", build, ROOT] + CONFIGURE_OPTIONS, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
+    if result.returncode != 0:
+        tail = "\n".join(result.stdout.decode(errors="replace").splitlines()[-20:])
+        sys.exit(f"meson setup of {ROOT} in {build} failed:\n{tail}")
+    return build
+
+
+def on_term(signum, _frame):
+    """A SIGTERM (meson test's timeout) unwinds like an exit, so the scratch directory goes."""
+    sys.exit(128 + signum)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("build")
+    parser.add_argument("build", nargs="?", help="a meson build directory configured with -Dunity=off")
+    parser.add_argument("--configure", action="store_true",
+                        help="configure a temporary build of this tree for the count, removed after")
     parser.add_argument("--budget", help="a JSON file with preprocessed_lines and tolerance")
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--tap", action="store_true", help="print the budget check as TAP")
     parser.add_argument("--json", action="store_true", help="the figures as one JSON document")
     args = parser.parse_args()
+    if (args.build is None) == (not args.configure):
+        bad_input("give either a build directory or --configure, not both nor neither")
+    if args.top < 0:
+        bad_input(f"--top is a count of units, not {args.top}")
     if args.tap and not args.budget:
         args.budget = os.path.join(ROOT, "tools", "build_budget.json")
+    if args.budget:
+        read_budget(args.budget)  # a bad budget is said before the counting
 
-    counts = measure(args.build)
+    if args.configure:
+        signal.signal(signal.SIGTERM, on_term)
+        with tempfile.TemporaryDirectory(prefix="build_cost.") as scratch:
+            counts = measure(configured(scratch))
+    else:
+        counts = measure(args.build)
     total = sum(lines for lines, _ in counts)
     if args.json:
         print(json.dumps({"units": len(counts), "preprocessed_lines": total,
