@@ -22,7 +22,6 @@
 #include "workloads/part.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/transfers/transfers.hpp"
-#include "workloads/transfers/transfers_section.hpp"
 
 namespace testio::session {
 namespace {

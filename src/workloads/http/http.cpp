@@ -10,7 +10,6 @@
 #include "workloads/http/http_streams.hpp"
 #include "workloads/part.hpp"
 #include "workloads/transfers/transfers.hpp"
-#include "workloads/transfers/transfers_section.hpp"
 
 namespace testio::workloads::http {
 namespace {
