@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "workloads/http/http_url.hpp"
+#include "workloads/http/http.hpp"
 #include "workloads/rpm/nq_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "workloads/http/curl_setup.hpp"
+#include "workloads/http/http.hpp"
 #include "workloads/part.hpp"
 #include "workloads/rpm/nq_config.hpp"
 #include "workloads/rpm/rpm_loop.hpp"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "util/log.hpp"
-#include "workloads/http/curl_setup.hpp"
+#include "workloads/http/http.hpp"
 
 namespace testio::workloads::rpm {
 namespace {

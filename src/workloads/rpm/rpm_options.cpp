@@ -1,7 +1,7 @@
 // --rpm: responsiveness against the HTTP server -c names (a large object, or /.well-known/nq).
 #include "options/parsing.hpp"
 #include "util/units.hpp"
-#include "workloads/http/http_url.hpp"
+#include "workloads/http/http.hpp"
 #include "workloads/part.hpp"
 #include "workloads/rpm/nq_config.hpp"
 #include "workloads/rpm/rpm.hpp"

@@ -7,7 +7,7 @@
 
 #include "options/parsing.hpp"
 #include "util/units.hpp"
-#include "workloads/http/http_plan.hpp"
+#include "workloads/http/http.hpp"
 #include "workloads/part.hpp"
 #include "workloads/workload.hpp"
 
