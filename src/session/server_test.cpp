@@ -14,7 +14,7 @@
 #include "session/test_start.hpp"
 #include "session/total_rate_cap.hpp"
 #include "util/log.hpp"
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::session {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "stats/udp_sequence.hpp"
 #include "workloads/latency/probe_datagram.hpp"
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace testio;

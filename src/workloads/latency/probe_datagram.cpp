@@ -1,6 +1,6 @@
 #include "workloads/latency/probe_datagram.hpp"
 
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::workloads::latency {
 namespace {

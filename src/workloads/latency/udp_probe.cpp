@@ -8,7 +8,7 @@
 #include "util/log.hpp"
 #include "workloads/latency/probe_datagram.hpp"
 #include "workloads/latency/probes.hpp"
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::workloads::latency {
 namespace {
