@@ -14,7 +14,7 @@
 #include "lifecycle/start.hpp"
 #include "lifecycle/total_rate_cap.hpp"
 #include "util/log.hpp"
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::lifecycle {
 namespace {

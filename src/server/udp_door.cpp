@@ -8,7 +8,7 @@
 #include "net/socket_options.hpp"
 #include "lifecycle/server_lifecycle.hpp"
 #include "util/log.hpp"
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 
 namespace testio::server {
 

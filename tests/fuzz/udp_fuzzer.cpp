@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "stats/udp_sequence.hpp"
-#include "workloads/latency/probe_datagram.hpp"
-#include "workloads/udp/datagram.hpp"
+#include "workloads/latency/latency.hpp"
+#include "workloads/udp/udp.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace testio;

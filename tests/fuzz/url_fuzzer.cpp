@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "workloads/http/http_url.hpp"
-#include "workloads/rpm/nq_config.hpp"
+#include "workloads/http/http.hpp"
+#include "workloads/rpm/rpm.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string url(reinterpret_cast<const char*>(data), size);

@@ -23,8 +23,6 @@
 #include "workloads/part.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/transfers/transfers.hpp"
-#include "workloads/rr/rr_section.hpp"
-#include "workloads/transfers/transfers_section.hpp"
 
 namespace testio::lifecycle {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "workloads/http/http_plan.hpp"
+#include "workloads/http/http.hpp"
 #include "workloads/part.hpp"
 #include "workloads/transfers/transfers.hpp"
 

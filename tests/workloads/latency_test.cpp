@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "workloads/latency/latency.hpp"
-#include "workloads/latency/phases.hpp"
-#include "workloads/latency/probe_datagram.hpp"
 #include "workloads/part.hpp"
 #include "workloads/registry.hpp"
 

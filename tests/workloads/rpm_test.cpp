@@ -2,8 +2,7 @@
 // times, and the /.well-known/nq configuration read from untrusted text.
 #include <gtest/gtest.h>
 
-#include "workloads/rpm/nq_config.hpp"
-#include "workloads/rpm/rpm_meter.hpp"
+#include "workloads/rpm/rpm.hpp"
 
 namespace testio::workloads::rpm {
 namespace {

@@ -1,5 +1,5 @@
 // The UDP test datagram's header: written and read back, iperf3's layouts, strays refused.
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 
 #include <array>
 

@@ -11,7 +11,6 @@
 #include "workloads/bulk/bulk.hpp"
 #include "workloads/registry.hpp"
 #include "workloads/rr/rr.hpp"
-#include "workloads/rr/rr_section.hpp"
 #include "workloads/part.hpp"
 #include "workloads/transfers/transfers.hpp"
 

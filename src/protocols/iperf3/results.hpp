@@ -13,7 +13,7 @@
 #include "protocols/iperf3/messages.hpp"
 #include "spec/test_spec.hpp"
 #include "workloads/layout.hpp"
-#include "workloads/udp/datagram.hpp"
+#include "workloads/udp/udp.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::iperf3 {

@@ -12,6 +12,7 @@
 #include "util/log.hpp"
 #include "util/pattern.hpp"
 #include "util/unique_fd.hpp"
+#include "workloads/workload.hpp"
 
 namespace testio::workloads::bulk {
 namespace {

@@ -6,7 +6,19 @@
 
 #include <memory>
 
-#include "workloads/workload.hpp"
+namespace testio::config {
+struct Config;
+}  // namespace testio::config
+
+namespace testio::spec {
+struct TestSpec;
+}  // namespace testio::spec
+
+namespace testio::workloads {
+enum class Side;
+class TestSide;
+class Workload;
+}  // namespace testio::workloads
 
 namespace testio::workloads::bulk {
 

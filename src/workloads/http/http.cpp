@@ -1,57 +1,111 @@
+// HTTP downloads' rules and what their slots share: the plan made from the command line (URLs,
+// the files --save writes, the next transfer), and libcurl set up the same way for every user of
+// it here (--rpm too). The streams that run the plan are in http_streams.cpp.
 #include "workloads/http/http.hpp"
 
-#include <memory>
-#include <vector>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
 
-#include "util/log.hpp"
-#include "util/units.hpp"
-#include "workloads/http/curl_setup.hpp"
-#include "workloads/http/http_plan.hpp"
-#include "workloads/http/http_streams.hpp"
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
 #include "workloads/part.hpp"
 #include "workloads/transfers/transfers.hpp"
-#include "workloads/transfers/transfers_section.hpp"
+#include "workloads/workload.hpp"
 
 namespace testio::workloads::http {
+
+void init_curl_once() {
+  static std::once_flag done;
+  std::call_once(done, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl failed to initialise");
+  });
+}
+
+long ip_resolve_of(const config::Config& config) noexcept {
+  return config.family == config::AddressFamily::v4   ? CURL_IPRESOLVE_V4
+         : config.family == config::AddressFamily::v6 ? CURL_IPRESOLVE_V6
+                                                      : CURL_IPRESOLVE_WHATEVER;
+}
+
+void skip_certificate_checks(CURL* easy) noexcept {
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+}
+
 namespace {
 
-transfers::TransfersSummary summarize(const HttpPlan& plan, const std::vector<std::unique_ptr<HttpTally>>& tallies,
-                                      std::uint32_t slots, double seconds) {
-  transfers::TransfersSummary summary;
-  summary.http = true;
-  summary.url = plan.numbered || plan.urls.size() == 1 ? plan.urls.front()
-                                                        : std::to_string(plan.urls.size()) + " URLs";
-  summary.requested = plan.count;
-  summary.concurrency = slots;
-  summary.reuse = plan.reuse;
-  summary.saved_to = plan.save_dir;
-  summary.seconds = seconds;
-  HttpTally all;
-  for (const auto& tally : tallies) {
-    all.connect_ns.merge(tally->connect_ns);
-    all.connect_seen_ns.merge(tally->connect_seen_ns);
-    all.first_byte_ns.merge(tally->first_byte_ns);
-    all.transfer_ns.merge(tally->transfer_ns);
-    all.loop_turn_ns.merge(tally->loop_turn_ns);
-    for (const auto& [status, count] : tally->statuses) all.statuses[status] += count;
-    summary.completed += tally->completed;
-    summary.failed += tally->failed;
-    summary.bytes += tally->bytes;
-    summary.partial_files_removed += tally->partial_files_removed;
-    if (summary.first_error.empty()) summary.first_error = tally->first_error;
+// DIR/NAME for each transfer: the URL's file name where it is used once, the transfer number
+// (transfer-0001 ...) where names repeat or a URL has none.
+std::vector<std::string> name_files(const HttpPlan& plan) {
+  std::vector<std::string> names(plan.count);
+  std::unordered_map<std::string, std::uint64_t> uses;
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    names[i] = file_name_of(plan.url_for(i));
+    ++uses[names[i]];
   }
-  summary.connect = stats::summarize(all.connect_ns);
-  summary.connect_seen = stats::summarize(all.connect_seen_ns);
-  summary.first_byte = stats::summarize(all.first_byte_ns);
-  summary.transfer = stats::summarize(all.transfer_ns);
-  summary.loop_turn = stats::summarize(all.loop_turn_ns);
-  summary.statuses.assign(all.statuses.begin(), all.statuses.end());
-  summary.size = summary.completed ? summary.bytes / summary.completed : 0;
-  if (seconds > 0) {
-    summary.transfers_per_second = static_cast<double>(summary.completed) / seconds;
-    summary.bits_per_second = util::bits_per_second(summary.bytes, seconds);
+  const int width = static_cast<int>(std::to_string(plan.count).size());
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    if (!names[i].empty() && uses[names[i]] == 1 && names[i].rfind("transfer-", 0) != 0) continue;
+    char numbered[48];
+    std::snprintf(numbered, sizeof numbered, "transfer-%0*llu", width, static_cast<unsigned long long>(i + 1));
+    names[i] = numbered;
   }
-  return summary;
+  return names;
+}
+
+void check_save_directory(const HttpPlan& plan) {
+  namespace fs = std::filesystem;
+  const std::string& dir = plan.save_dir;
+  check_writable_directory(dir);
+  std::error_code error;
+  if (plan.force) return;
+  std::uint64_t clashes = 0;
+  std::string example;
+  for (std::uint64_t i = 0; i < plan.count; ++i)
+    if (fs::exists(plan.file_for(i), error) && clashes++ == 0) example = plan.file_for(i);
+  if (clashes)
+    throw std::runtime_error(example + (clashes > 1 ? " and " + std::to_string(clashes - 1) + " more files" : "") +
+                             " would be overwritten; --force allows it");
+}
+
+}  // namespace
+
+std::string HttpPlan::url_for(std::uint64_t index) const {
+  if (numbered) return url_with_number(urls.front(), index + 1);
+  return urls[index % urls.size()];
+}
+
+std::unique_ptr<HttpPlan> make_http_plan(const config::Config& config) {
+  const spec::TestSpec& spec = config.spec;
+  auto plan = std::make_unique<HttpPlan>();
+  plan->urls = config.urls;
+  plan->numbered = plan->urls.size() == 1 && plan->urls.front().find(kNumberToken) != std::string::npos;
+  const transfers::TransfersSpec downloads = part_of<transfers::TransfersSpec>(spec);
+  plan->count = downloads.count;
+  plan->reuse = downloads.reuse;
+  plan->follow_redirects = config.follow_redirects;
+  plan->insecure = config.insecure;
+  plan->max_time_ms = static_cast<long>(config.max_time_s * 1000);
+  plan->read_size = static_cast<long>(std::min<std::uint64_t>(spec.buffer, CURL_MAX_READ_SIZE));
+  plan->window = spec.window;
+  plan->source = config.bind_address;
+  plan->device = config.bind_device;
+  plan->ip_resolve = ip_resolve_of(config);
+  plan->save_dir = config.save_dir;
+  plan->force = config.force;
+  if (!plan->save_dir.empty()) {
+    plan->file_names = name_files(*plan);
+    check_save_directory(*plan);
+  }
+  return plan;
 }
 
 // What ends a test of downloads, in the report's words.
@@ -60,54 +114,7 @@ std::string downloads_extent(const spec::TestSpec& spec) {
   return std::to_string(downloads.count) + " downloads on " + (downloads.reuse ? "kept" : "fresh") + " connections";
 }
 
-// One HttpSlot per slot; the slots of a worker share its CurlLoop. Owner: the lifecycle (control
-// thread); each tally is written by its worker and read once the workers stopped.
-class DownloadSide final : public TestSide {
- public:
-  DownloadSide(const config::Config& config, const spec::TestSpec& spec) : spec_(spec), plan_(make_http_plan(config)) {
-    init_curl_once();
-  }
-
-  void describe_start(report::StartInfo& start) const override { start.extent = downloads_extent(spec_); }
-
-  DirectionLayout layout() const override { return {spec_.connections, 0, /*client_sends_forward=*/false}; }
-  Connections connections() const override { return Connections::during_test; }
-  const char* done_message() const override { return "transfers_done"; }
-
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
-    auto* loop = dynamic_cast<CurlLoop*>(place.worker.loop());
-    if (!loop) {
-      tallies_.push_back(std::make_unique<HttpTally>());
-      auto made = std::make_unique<CurlLoop>(*tallies_.back());
-      loop = made.get();
-      place.worker.set_loop(std::move(made));
-    }
-    return std::make_unique<HttpSlot>(*loop, *plan_, place.counters, std::move(place.done));
-  }
-
-  void add_to_report(report::TestReport& report) const override {
-    transfers::TransfersSummary summary = summarize(*plan_, tallies_, spec_.connections, report.local().wall_s);
-    if (summary.partial_files_removed)
-      spdlog::warn("removed {} partially written files under {}", summary.partial_files_removed, plan_->save_dir);
-    report.sections.push_back(std::make_shared<transfers::TransfersSection>(std::move(summary)));
-  }
-
-  std::string failure(const report::TestReport& report) const override {
-    const auto* section = report.section<transfers::TransfersSection>();
-    if (!section) return {};
-    const transfers::TransfersSummary& done = section->summary();
-    if (done.completed == done.requested) return {};
-    if (!done.failed) return std::to_string(done.completed) + " of " + std::to_string(done.requested) +
-                             " transfers completed; the rest did not start";
-    return std::to_string(done.failed) + " of " + std::to_string(done.requested) + " transfers failed; the first: " +
-           done.first_error;
-  }
-
- private:
-  spec::TestSpec spec_;
-  std::unique_ptr<HttpPlan> plan_;
-  std::vector<std::unique_ptr<HttpTally>> tallies_;  // one per worker
-};
+namespace {
 
 class Http final : public Workload {
  public:
@@ -119,7 +126,7 @@ class Http final : public Workload {
   // Its count and --reuse are a transfers test's (its --size is the servers' to say).
   bool takes_setting(std::string_view name) const override { return part_has<transfers::TransfersSpec>(name); }
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
-    return std::make_unique<DownloadSide>(config, spec);
+    return download_side(config, spec);
   }
 
   std::unique_ptr<TestSide> server(const spec::TestSpec&, const ServerResources&) const override {

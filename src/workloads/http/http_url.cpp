@@ -1,4 +1,7 @@
-#include "workloads/http/http_url.hpp"
+// The URLs of HTTP downloads: which can be downloaded, the transfer number in them, and the file
+// name --save gives each. libcurl's URL parser reads them (the command line's, and the URL
+// fuzzer's); nothing here touches the network.
+#include "workloads/http/http.hpp"
 
 #include <curl/curl.h>
 

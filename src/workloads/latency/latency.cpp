@@ -1,211 +1,159 @@
-// The latency workload's rules and each side's probe streams.
+// Latency under load's options and rules, and its probe datagram.
+//
+// --latency: probes beside the load the other options describe, or crusader's sequence of phases
+// when they describe none. Either way the command line becomes a composed test: each load a
+// workload placed in the window (begins_s, ends_s), the probes a latency workload over all of it.
 #include "workloads/latency/latency.hpp"
 
 #include <algorithm>
-#include <memory>
+#include <sstream>
 
+#include "config/config.hpp"
+#include "options/given.hpp"
+#include "options/option_table.hpp"
+#include "options/parsing.hpp"
 #include "util/units.hpp"
-#include "workloads/latency/latency_section.hpp"
-#include "workloads/latency/phases.hpp"
-#include "workloads/latency/probe_datagram.hpp"
-#include "workloads/latency/probes.hpp"
 #include "workloads/part.hpp"
+#include "workloads/udp/udp.hpp"
+#include "workloads/workload.hpp"
 
 namespace testio::workloads::latency {
+
 namespace {
 
-using asio::ip::tcp;
+using util::UsageError;
 
-[[noreturn]] void refuse(const std::string& sentence) { throw spec::SpecError(sentence); }
+constexpr const char* kSequence = "idle,download,upload,bidir,idle";
+constexpr std::uint32_t kSequenceConnections = 4;  // per direction, as Flent's RRUL runs 4+4
+constexpr std::size_t kMaxLoads = 7;                // kMaxWorkloads less the probes' own
 
-constexpr std::uint64_t kMaxProbeSize = 65000;       // one UDP datagram over IPv4 or IPv6
-constexpr std::size_t kMaxLogged = std::size_t{1} << 20;  // probes one stream keeps (24 MiB at most)
-
-ProbePlan plan_of(const LatencySpec& latency) {
-  ProbePlan plan;
-  plan.interval_ms = static_cast<double>(latency.interval_us) / 1e3;
-  plan.connect_interval_ms = static_cast<double>(latency.connect_interval_us) / 1e3;
-  plan.size = latency.probe_size;
-  plan.kinds = {latency.udp, latency.tcp, latency.connect};
-  return plan;
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream stream(list);
+  for (std::string item; std::getline(stream, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
 }
 
-ProbeSettings settings_for(const LatencySpec& latency, ProbeKind kind, const StreamPlace& place) {
-  ProbeSettings settings;
-  settings.interval_ns = (kind == ProbeKind::connect ? latency.connect_interval_us : latency.interval_us) * 1000;
-  settings.size = static_cast<std::size_t>(kind == ProbeKind::connect ? 1 : latency.probe_size);
-  settings.test_id = place.test_id;
-  settings.number = place.number;
-  settings.server = place.server;
-  settings.preamble = place.preamble;
-  settings.clock_offset_ns = place.clock_offset_ns;
-  return settings;
+LatencySpec probes_of(const options::ParsedOptions& args) {
+  LatencySpec latency;
+  if (auto kinds = options::typed(args, "latency-kinds")) {
+    latency.udp = latency.tcp = latency.connect = false;
+    for (const std::string& kind : split(*kinds)) {
+      if (kind == "udp") latency.udp = true;
+      else if (kind == "tcp") latency.tcp = true;
+      else if (kind == "connect") latency.connect = true;
+      else throw UsageError("--latency-kinds: \"" + util::printable(kind) + "\" is none of udp, tcp, connect");
+    }
+  }
+  if (auto interval = options::typed(args, "latency-interval")) {
+    const std::uint64_t ms = std::min<std::uint64_t>(util::parse_count(*interval, "--latency-interval"), 1'000'000);
+    latency.interval_us = ms * 1000;  // (the workload's check holds it to 1..10000 ms)
+    latency.connect_interval_us = std::max<std::uint64_t>(latency.interval_us * 10, 10'000);
+  }
+  if (auto size = options::typed(args, "latency-size")) latency.probe_size = util::parse_size(*size, "--latency-size");
+  return latency;
 }
 
-void describe(const LatencySpec& latency, report::StartInfo& start) {
-  std::string kinds;
-  for (ProbeKind kind : kinds_of(latency)) kinds += (kinds.empty() ? "" : ", ") + std::string(name(kind));
-  start.manner = "latency probes (" + kinds + ") every " + std::to_string(latency.interval_us / 1000) + " ms";
+// The probes' own workload, over the whole window of `test`.
+spec::TestSpec probe_part(const spec::TestSpec& test, const LatencySpec& latency) {
+  spec::TestSpec part;
+  part.workload = "latency";
+  part.connections = static_cast<std::uint32_t>(kinds_of(latency).size());
+  spec::share_test_wide(test, part);
+  set_part(part, latency);
+  return part;
 }
 
-// The client's probes. Owner: the lifecycle (control thread); each log is written by its probe's
-// worker and read once the workers stopped.
-class ClientProbes final : public TestSide {
- public:
-  ClientProbes(const config::Config& config, const spec::TestSpec& spec)
-      : latency_(part_of<LatencySpec>(spec)), kinds_(kinds_of(latency_)), phases_(phases_of(config.spec)) {
-    for (ProbeKind kind : kinds_) {
-      const std::uint64_t every = kind == ProbeKind::connect ? latency_.connect_interval_us : latency_.interval_us;
-      const double probes = spec.window_s() * 1e6 / static_cast<double>(every) + 16;
-      logs_[static_cast<std::size_t>(kind)] =
-          std::make_unique<ProbeLog>(std::min(kMaxLogged, static_cast<std::size_t>(probes)));
-    }
+spec::Direction direction_of(const std::string& phase) {
+  if (phase == "download") return spec::Direction::reverse;
+  if (phase == "upload") return spec::Direction::forward;
+  if (phase == "bidir") return spec::Direction::bidir;
+  throw UsageError("--latency-phases: \"" + util::printable(phase) + "\" is none of idle, download, upload, bidir");
+}
+
+// Crusader's sequence (or --latency-phases): each load phase a bulk workload of its own, placed
+// in the window; the probes over all of it, last.
+std::vector<spec::TestSpec> sequence(const spec::TestSpec& load, const std::vector<std::string>& phases, double each_s,
+                                     const LatencySpec& latency) {
+  std::vector<spec::TestSpec> parts;
+  spec::TestSpec window = load;
+  window.duration_s = each_s * static_cast<double>(phases.size());
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    if (phases[k] == "idle") continue;
+    spec::TestSpec part = load;
+    spec::share_test_wide(window, part);
+    part.direction = direction_of(phases[k]);
+    part.begins_s = each_s * static_cast<double>(k);
+    part.ends_s = each_s * static_cast<double>(k + 1);
+    parts.push_back(std::move(part));
   }
-
-  DirectionLayout layout() const override { return {static_cast<std::uint32_t>(kinds_.size()), 0}; }
-  Connections connections() const override { return Connections::during_test; }
-  void describe_start(report::StartInfo& start) const override { describe(latency_, start); }
-
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
-    const ProbeKind kind = kinds_[place.index];
-    const ProbeSettings settings = settings_for(latency_, kind, place);
-    ProbeLog& log = *logs_[static_cast<std::size_t>(kind)];
-    if (kind == ProbeKind::udp) return std::make_unique<UdpProber>(place, settings, log);
-    if (kind == ProbeKind::tcp) return std::make_unique<TcpProber>(place, settings, log);
-    return std::make_unique<ConnectProber>(place, settings, log);
-  }
-
-  // Each kind's probes answered in the interval: how many, and their p50 and max round trip; udp's
-  // also the p50 one-way delays up and down (the timeline testio plot draws).
-  void annotate(stats::IntervalRecord& record) override {
-    for (ProbeKind kind : kinds_) {
-      const auto k = static_cast<std::size_t>(kind);
-      const ProbeLog& log = *logs_[k];
-      std::vector<std::uint64_t> round_trips, ups, downs;
-      for (const std::size_t end = log.size(); seen_[k] < end; ++seen_[k]) {
-        const ProbeRecord& probe = log[seen_[k]];
-        if (!probe.answered) continue;
-        round_trips.push_back(probe.rtt_ns);
-        if (kind != ProbeKind::udp) continue;
-        ups.push_back(probe.up_ns);
-        downs.push_back(probe.down_ns);
-      }
-      const DelayFigures figures = delay_figures(round_trips);
-      const std::string prefix = name(kind);
-      record.figures.emplace_back(prefix + "_count", static_cast<double>(figures.count));
-      record.figures.emplace_back(prefix + "_p50_ms", figures.p50_ms);
-      record.figures.emplace_back(prefix + "_max_ms", figures.max_ms);
-      if (kind != ProbeKind::udp) continue;
-      record.figures.emplace_back("udp_up_p50_ms", delay_figures(ups).p50_ms);
-      record.figures.emplace_back("udp_down_p50_ms", delay_figures(downs).p50_ms);
-    }
-  }
-
-  void add_to_report(report::TestReport& report) const override {
-    std::array<std::vector<ProbeRecord>, 3> records;
-    std::uint64_t dropped = 0;
-    for (std::size_t k = 0; k < records.size(); ++k) {
-      if (!logs_[k]) continue;
-      const ProbeLog& log = *logs_[k];
-      records[k].reserve(log.size());
-      for (std::size_t i = 0; i < log.size(); ++i) records[k].push_back(log[i]);
-      dropped += log.dropped();
-    }
-    report.sections.push_back(std::make_shared<LatencySection>(plan_of(latency_), phases_, std::move(records), dropped,
-                                                               report.start.peer_clock));
-  }
-
- private:
-  LatencySpec latency_;
-  std::vector<ProbeKind> kinds_;
-  std::vector<Phase> phases_;
-  std::array<std::unique_ptr<ProbeLog>, 3> logs_;  // by kind: udp, tcp, connect
-  std::array<std::size_t, 3> seen_{};              // by kind: the records the intervals have told
-};
-
-// The server's answers. Owner: the lifecycle; each stream and its tally belong to its worker.
-class ServerAnswers final : public TestSide {
- public:
-  explicit ServerAnswers(const spec::TestSpec& spec)
-      : latency_(part_of<LatencySpec>(spec)), kinds_(kinds_of(latency_)), streams_(kinds_.size(), nullptr) {}
-
-  DirectionLayout layout() const override { return {static_cast<std::uint32_t>(kinds_.size()), 0}; }
-  Connections connections() const override { return Connections::during_test; }
-  void describe_start(report::StartInfo& start) const override { describe(latency_, start); }
-
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
-    const ProbeKind kind = kinds_[place.index];
-    ServerTally& tally = tallies_[static_cast<std::size_t>(kind)];
-    std::unique_ptr<engines::StreamTask> stream;
-    if (kind == ProbeKind::udp)
-      stream = std::make_unique<UdpReflector>(place, settings_for(latency_, kind, place), tally);
-    else
-      stream = std::make_unique<ProbeEcho>(place, std::max<std::size_t>(latency_.probe_size, 64), tally,
-                                           kind == ProbeKind::tcp);
-    streams_[place.index] = stream.get();
-    return stream;
-  }
-
-  std::string route(std::uint32_t slot, tcp::socket socket, engines::Worker& worker) override {
-    if (slot >= kinds_.size() || kinds_[slot] == ProbeKind::udp) return "connection " + std::to_string(slot) + " is no TCP probe's";
-    auto owned = std::make_shared<tcp::socket>(std::move(socket));
-    worker.post([echo = static_cast<ProbeEcho*>(streams_[slot]), owned] { echo->attach(std::move(*owned)); });
-    return {};
-  }
-
-  std::string route_flow(std::uint32_t slot, asio::ip::udp::socket socket, engines::Worker& worker) override {
-    if (slot >= kinds_.size() || kinds_[slot] != ProbeKind::udp) return "flow " + std::to_string(slot) + " is no UDP probe's";
-    auto owned = std::make_shared<asio::ip::udp::socket>(std::move(socket));
-    worker.post([reflector = static_cast<UdpReflector*>(streams_[slot]), owned] { reflector->attach(std::move(*owned)); });
-    return {};
-  }
-
-  void add_to_report(report::TestReport& report) const override {
-    ServerProbes probes;
-    probes.plan = plan_of(latency_);
-    probes.udp_answered = tallies_[0].answered;
-    probes.udp_up_ns = tallies_[0].up_ns;
-    probes.tcp_messages = latency_.probe_size ? tallies_[1].bytes / latency_.probe_size : 0;
-    probes.connects = tallies_[2].answered;
-    report.sections.push_back(std::make_shared<ServerLatencySection>(std::move(probes)));
-  }
-
- private:
-  LatencySpec latency_;
-  std::vector<ProbeKind> kinds_;
-  std::vector<engines::StreamTask*> streams_;  // by connection; owned by their workers
-  std::array<ServerTally, 3> tallies_;         // by kind: udp, tcp, connect
-};
-
-class Latency final : public Workload {
- public:
-  void check(const spec::TestSpec& spec, const spec::Limits&) const override {
-    const LatencySpec latency = part_of<LatencySpec>(spec);
-    if (!spec.timed() || spec.total_bytes) refuse("latency probes run for a time (-t or the phases), not a count");
-    if (latency.interval_us < 1000 || latency.interval_us > 10'000'000)
-      refuse("--latency-interval must be from 1 to 10000 ms");
-    if (latency.connect_interval_us < latency.interval_us || latency.connect_interval_us > 60'000'000)
-      refuse("connect probes go at most as often as the others and at least once a minute");
-    if (latency.probe_size < kProbeSize || latency.probe_size > kMaxProbeSize)
-      refuse("--latency-size must be from 72 bytes (a probe's header and times) to 65000");
-    const std::size_t kinds = kinds_of(latency).size();
-    if (kinds == 0) refuse("--latency-kinds must name at least one of udp, tcp, connect");
-    if (spec.connections != kinds)
-      refuse("a latency workload has one connection per probe kind: " + std::to_string(kinds) + ", not " +
-             std::to_string(spec.connections));
-    check_no_bulk_options(spec);
-  }
-  bool takes_setting(std::string_view name) const override { return part_has<LatencySpec>(name); }
-
-  std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
-    return std::make_unique<ClientProbes>(config, spec);
-  }
-  std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
-    return std::make_unique<ServerAnswers>(spec);
-  }
-};
+  if (parts.size() > kMaxLoads) throw UsageError("--latency-phases runs at most 7 load phases in one test");
+  parts.push_back(probe_part(window, latency));
+  return parts;
+}
 
 }  // namespace
+
+void add_options(options::OptionTable& table) {
+  // clang-format off
+  table.add_options("Latency under load")
+    ("latency", "Latency probes beside the load the other options describe; with none, the phases idle, "
+                "download, upload, bidir, idle (--phase-time each). Reports each phase's probes, RPM and goodput")
+    ("latency-kinds", "Probe kinds: udp (round trip and one-way delays), tcp (a kept connection), connect "
+                      "(a new connection each)", options::value().default_value("udp,tcp,connect"), "LIST")
+    ("latency-interval", "Milliseconds between udp and tcp probes (connect probes: ten times that, at least 10)",
+       options::value().default_value("10"), "MS")
+    ("latency-size", "Bytes per udp and tcp probe", options::value().default_value("72"), "SIZE")
+    ("latency-phases", "The phases in order, each --phase-time long: idle, download, upload, bidir",
+       options::value(), "LIST")
+    ("phase-time", "Seconds per phase", options::value().default_value("4"), "S")
+    ("latency-idle", "Seconds of probes alone before a load the other options give (0: none)",
+       options::value().default_value("2"), "S");
+  // clang-format on
+}
+
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
+  given.latency = args.count("latency") > 0;
+  given.latency_options = args.count("latency-kinds") || args.count("latency-interval") || args.count("latency-size") ||
+                          args.count("latency-phases") || args.count("phase-time") || args.count("latency-idle");
+  if (!given.latency) return;  // (typed without --latency: check_options says so)
+  spec::TestSpec& load = config.spec;
+  const LatencySpec latency = probes_of(args);
+  const bool load_given = given.connections || given.reverse || given.bidir || given.udp || given.rr;
+  if (args.count("latency-phases") || !load_given) {
+    if (given.time) throw UsageError("-t times a load given beside --latency; the phases take --phase-time each");
+    if (given.reverse || given.bidir)
+      throw UsageError("--latency-phases gives each phase its direction: drop -R and --bidir");
+    if (args.count("latency-idle")) throw UsageError("--latency-idle goes with a load given beside --latency; "
+                                                     "the phases say where idle falls");
+    const std::string list = options::typed(args, "latency-phases").value_or(kSequence);
+    const double each = util::parse_seconds(options::typed(args, "phase-time").value_or("4"), "--phase-time");
+    if (!given.connections) load.connections = kSequenceConnections;
+    config.spec = spec::composed(sequence(load, split(list), each, latency));
+    return;
+  }
+  // Probes beside the given load, which starts after an idle spell that gives the baseline.
+  const double idle = util::parse_seconds(options::typed(args, "latency-idle").value_or("2"), "--latency-idle");
+  load.duration_s += idle;
+  load.begins_s = idle;
+  config.spec = spec::composed({load, probe_part(load, latency)});
+}
+
+void check_options(const config::Config& config, const options::GivenOptions& given) {
+  if (!given.latency) {
+    if (given.latency_options)
+      throw UsageError("--latency-kinds, --latency-interval, --latency-size, --latency-phases, --phase-time and "
+                       "--latency-idle apply to --latency tests");
+    return;
+  }
+  if (config.role == config::Role::server) throw UsageError("--latency is a client option: a server answers any probes");
+  if (config.raw || config.iperf3 || config.mesh)
+    throw UsageError("--latency needs a testio server: its probes are answered by testio -s (not --raw, --iperf3 or --mesh)");
+  if (given.bytes || given.num || given.transfers || given.urls)
+    throw UsageError("--latency runs for a time: -n, --num, --transfers and URLs count their own end");
+  if (given.omit) throw UsageError("-O does not go with --latency: its idle phase comes before the load instead");
+}
 
 std::vector<ProbeKind> kinds_of(const LatencySpec& latency) {
   std::vector<ProbeKind> kinds;
@@ -214,6 +162,85 @@ std::vector<ProbeKind> kinds_of(const LatencySpec& latency) {
   if (latency.connect) kinds.push_back(ProbeKind::connect);
   return kinds;
 }
+
+// The probe datagram: testio's UDP header, then the times.
+namespace {
+
+std::uint64_t read_u64(const unsigned char* data) noexcept { return udp::read_be(data, 8); }
+void write_u64(std::uint64_t value, unsigned char* out) noexcept { udp::write_be(value, 8, out); }
+
+}  // namespace
+
+void write_probe(const ProbeTimes& times, std::uint64_t test_id, std::uint32_t stream, unsigned char* out) noexcept {
+  udp::DatagramHeader header;
+  header.sec = static_cast<std::uint32_t>(times.sent_ns / 1'000'000'000);
+  header.usec = static_cast<std::uint32_t>(times.sent_ns % 1'000'000'000 / 1000);
+  header.sequence = times.sequence;
+  header.stream = stream;
+  header.test_id = test_id;
+  udp::write_header(header, out);
+  write_u64(times.sent_ns, out + 32);
+  write_u64(times.sent_mono_ns, out + 40);
+  write_u64(times.received_ns, out + 48);
+  write_u64(times.replied_ns, out + 56);
+  write_u64(static_cast<std::uint64_t>(times.offset_ns), out + 64);
+}
+
+void stamp_reply(std::uint64_t received_ns, std::uint64_t replied_ns, unsigned char* probe) noexcept {
+  write_u64(received_ns, probe + 48);
+  write_u64(replied_ns, probe + 56);
+}
+
+std::optional<ProbeTimes> read_probe(const unsigned char* data, std::size_t size, std::uint64_t test_id,
+                                     std::uint32_t stream) noexcept {
+  if (size < kProbeSize) return std::nullopt;
+  const std::optional<udp::DatagramHeader> header = udp::read_header(data, size);
+  if (!header || header->end || header->test_id != test_id || header->stream != stream) return std::nullopt;
+  ProbeTimes times;
+  times.sequence = header->sequence;
+  times.sent_ns = read_u64(data + 32);
+  times.sent_mono_ns = read_u64(data + 40);
+  times.received_ns = read_u64(data + 48);
+  times.replied_ns = read_u64(data + 56);
+  times.offset_ns = static_cast<std::int64_t>(read_u64(data + 64));
+  return times;
+}
+
+namespace {
+
+[[noreturn]] void refuse_latency(const std::string& sentence) { throw spec::SpecError(sentence); }
+
+constexpr std::uint64_t kMaxProbeSize = 65000;  // one UDP datagram over IPv4 or IPv6
+
+class Latency final : public Workload {
+ public:
+  void check(const spec::TestSpec& spec, const spec::Limits&) const override {
+    const LatencySpec latency = part_of<LatencySpec>(spec);
+    if (!spec.timed() || spec.total_bytes) refuse_latency("latency probes run for a time (-t or the phases), not a count");
+    if (latency.interval_us < 1000 || latency.interval_us > 10'000'000)
+      refuse_latency("--latency-interval must be from 1 to 10000 ms");
+    if (latency.connect_interval_us < latency.interval_us || latency.connect_interval_us > 60'000'000)
+      refuse_latency("connect probes go at most as often as the others and at least once a minute");
+    if (latency.probe_size < kProbeSize || latency.probe_size > kMaxProbeSize)
+      refuse_latency("--latency-size must be from 72 bytes (a probe's header and times) to 65000");
+    const std::size_t kinds = kinds_of(latency).size();
+    if (kinds == 0) refuse_latency("--latency-kinds must name at least one of udp, tcp, connect");
+    if (spec.connections != kinds)
+      refuse_latency("a latency workload has one connection per probe kind: " + std::to_string(kinds) + ", not " +
+             std::to_string(spec.connections));
+    check_no_bulk_options(spec);
+  }
+  bool takes_setting(std::string_view name) const override { return part_has<LatencySpec>(name); }
+
+  std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
+    return client_probes(config, spec);
+  }
+  std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
+    return server_answers(spec);
+  }
+};
+
+}  // namespace
 
 const Workload& workload() {
   static const Latency latency;

@@ -1,123 +1,94 @@
-// The RPM workload's rules and its one client stream; its peer is any HTTP server (the client's
-// HTTP peer), so there is no server side.
+// --rpm's options and rules, and the /.well-known/nq configuration that may name its URLs: the
+// test against the HTTP server -c names (a large object, or that configuration). Its peer is any
+// HTTP server, so there is no server side; the client's is in rpm_streams.cpp.
 #include "workloads/rpm/rpm.hpp"
 
-#include <curl/curl.h>
-
-#include <memory>
 #include <stdexcept>
 
-#include "workloads/http/curl_setup.hpp"
+#include <nlohmann/json.hpp>
+
+#include "options/parsing.hpp"
+#include "util/units.hpp"
+#include "workloads/http/http.hpp"
 #include "workloads/part.hpp"
-#include "workloads/rpm/nq_config.hpp"
-#include "workloads/rpm/rpm_loop.hpp"
-#include "workloads/rpm/rpm_section.hpp"
+#include "workloads/workload.hpp"
 
 namespace testio::workloads::rpm {
+
+using util::UsageError;
+
+using util::UsageError;
+
+void add_options(options::OptionTable& table) {
+  // clang-format off
+  table.add_options("Responsiveness (RPM)")
+    ("rpm", "RPM against the HTTP server -c names (a large object, or its /.well-known/nq): HTTP/2 load "
+            "connections added until stable, probes on new and on load connections (docs/latency.md)")
+    ("rpm-small", "The small object the probes GET", options::value(), "URL")
+    ("rpm-upload", "Where the upload load PUTs its bodies (none: downloads only)", options::value(), "URL")
+    ("rpm-time", "Seconds each direction runs at most, stable or not", options::value().default_value("20"), "S")
+    ("rpm-probes", "Probe pairs a second (1 to 100)", options::value().default_value("20"), "N");
+  // clang-format on
+}
+
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
+  given.rpm = args.count("rpm") > 0;
+  given.rpm_options = args.count("rpm-small") || args.count("rpm-upload") || args.count("rpm-time") ||
+                      args.count("rpm-probes");
+  if (!given.rpm) return;  // (typed without --rpm: check_options says so)
+  spec::TestSpec& spec = config.spec;
+  spec.workload = "rpm";
+  spec.connections = 1;
+  RpmSpec rpm;
+  for (auto [option, url] : {std::pair{"rpm-small", &rpm.small_url}, std::pair{"rpm-upload", &rpm.upload_url}})
+    if (auto typed = options::typed(args, option)) {
+      if (std::string problem = http::url_problem(*typed); !problem.empty())
+        throw UsageError(std::string("--") + option + ": " + problem);
+      *url = *typed;
+    }
+  if (auto seconds = options::typed(args, "rpm-time")) rpm.max_seconds = util::parse_count(*seconds, "--rpm-time");
+  if (auto probes = options::typed(args, "rpm-probes")) rpm.probes_per_second = util::parse_count(*probes, "--rpm-probes");
+  set_part(spec, rpm);
+}
+
+void check_options(const config::Config& config, const options::GivenOptions& given) {
+  if (!given.rpm) {
+    if (given.rpm_options) throw UsageError("--rpm-small, --rpm-upload, --rpm-time and --rpm-probes apply to --rpm");
+    return;
+  }
+  if (config.urls.size() != 1)
+    throw UsageError("--rpm measures against one HTTP server: -c https://HOST/large-object (or its /.well-known/nq)");
+  if (!is_nq_config_url(config.urls.front()) && part_of<RpmSpec>(config.spec).small_url.empty())
+    throw UsageError("--rpm needs a small object to probe with: --rpm-small URL (or -c a /.well-known/nq URL)");
+  if (given.connections || given.transfers || given.latency)
+    throw UsageError("--rpm chooses its own load connections: drop N, --transfers and --latency");
+}
+
 namespace {
 
-[[noreturn]] void refuse(const std::string& sentence) { throw spec::SpecError(sentence); }
+constexpr std::size_t kMaxUrl = 2048;
 
-constexpr std::size_t kMaxConfig = 64 * 1024;
-
-std::size_t keep_config(char* data, std::size_t, std::size_t size, void* text) {
-  auto* body = static_cast<std::string*>(text);
-  if (body->size() + size > kMaxConfig) return 0;  // ends the transfer: too large to be a configuration
-  body->append(data, size);
-  return size;
+// The first of `keys` under "urls" that is an http(s) URL of sane length; empty when none is.
+std::string url_of(const nlohmann::json& urls, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    const auto found = urls.find(key);
+    if (found == urls.end() || !found->is_string()) continue;
+    const std::string& url = found->get_ref<const std::string&>();
+    if (url.size() <= kMaxUrl && (url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0)) return url;
+  }
+  return {};
 }
 
-// GET /.well-known/nq, on the control thread before the test starts.
-NqUrls fetch_nq_config(const std::string& url, bool insecure) {
-  std::string body;
-  CURL* easy = curl_easy_init();
-  if (!easy) throw std::runtime_error("libcurl's easy handle could not be made");
-  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &keep_config);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 10'000L);
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  if (insecure) http::skip_certificate_checks(easy);
-  const CURLcode result = curl_easy_perform(easy);
-  long status = 0;
-  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(easy);
-  if (result != CURLE_OK) throw std::runtime_error(url + ": " + curl_easy_strerror(result));
-  if (status / 100 != 2) throw std::runtime_error(url + " answered HTTP " + std::to_string(status));
-  std::string why;
-  std::optional<NqUrls> urls = parse_nq_config(body, why);
-  if (!urls) throw std::runtime_error(why);
-  return *urls;
-}
-
-RpmPlan make_plan(const config::Config& config, const RpmSpec& rpm) {
-  RpmPlan plan;
-  plan.insecure = config.insecure;
-  plan.ip_resolve = http::ip_resolve_of(config);
-  plan.max_seconds = static_cast<double>(rpm.max_seconds);
-  plan.probes_per_second = static_cast<double>(rpm.probes_per_second);
-  plan.max_connections = static_cast<std::uint32_t>(rpm.max_connections);
-  const std::string& url = config.urls.front();
-  if (is_nq_config_url(url)) {
-    const NqUrls urls = fetch_nq_config(url, config.insecure);
-    plan.large_url = urls.large;
-    plan.small_url = urls.small;
-    plan.upload_url = urls.upload;
-  } else {
-    plan.large_url = url;
-    plan.small_url = rpm.small_url;  // (the command line asks for one)
-    plan.upload_url = rpm.upload_url;
-  }
-  return plan;
-}
-
-// Owner: the lifecycle (control thread); the loop belongs to its worker, the results it fills are
-// read once the worker stopped.
-class RpmSide final : public TestSide {
- public:
-  RpmSide(const config::Config& config, const spec::TestSpec& spec) {
-    http::init_curl_once();
-    plan_ = make_plan(config, part_of<RpmSpec>(spec));
-  }
-
-  DirectionLayout layout() const override { return {1, 0, /*client_sends_forward=*/false}; }
-  Connections connections() const override { return Connections::during_test; }
-  void describe_start(report::StartInfo& start) const override {
-    start.extent = "until goodput and responsiveness are stable, at most " +
-                   std::to_string(static_cast<int>(plan_.max_seconds)) + " s a direction";
-    start.manner = "HTTP/2 load and probe pairs (" + std::to_string(static_cast<int>(plan_.probes_per_second)) +
-                   " a second)";
-  }
-
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
-    auto run = std::make_unique<RpmRun>(place.counters, std::move(place.done));
-    place.worker.set_loop(std::make_unique<RpmLoop>(plan_, *run, results_, error_));
-    return run;
-  }
-
-  void add_to_report(report::TestReport& report) const override {
-    report.sections.push_back(std::make_shared<RpmSection>(results_, error_));
-  }
-
-  std::string failure(const report::TestReport& report) const override {
-    const auto* section = report.section<RpmSection>();
-    return section ? section->failure() : std::string();
-  }
-
- private:
-  RpmPlan plan_;
-  std::vector<DirectionResult> results_;  // written by the loop's worker
-  std::string error_;
-};
+[[noreturn]] void refuse_rpm(const std::string& sentence) { throw spec::SpecError(sentence); }
 
 class Rpm final : public Workload {
  public:
   void check(const spec::TestSpec& spec, const spec::Limits&) const override {
     const RpmSpec rpm = part_of<RpmSpec>(spec);
-    if (rpm.max_seconds < 5 || rpm.max_seconds > 600) refuse("--rpm-time must be from 5 to 600 seconds");
-    if (rpm.probes_per_second < 1 || rpm.probes_per_second > 100) refuse("--rpm-probes must be from 1 to 100 a second");
-    if (rpm.max_connections < 1 || rpm.max_connections > 16) refuse("the load takes 1 to 16 connections");
-    if (spec.connections != 1) refuse("--rpm chooses its own connections: drop N");
+    if (rpm.max_seconds < 5 || rpm.max_seconds > 600) refuse_rpm("--rpm-time must be from 5 to 600 seconds");
+    if (rpm.probes_per_second < 1 || rpm.probes_per_second > 100) refuse_rpm("--rpm-probes must be from 1 to 100 a second");
+    if (rpm.max_connections < 1 || rpm.max_connections > 16) refuse_rpm("the load takes 1 to 16 connections");
+    if (spec.connections != 1) refuse_rpm("--rpm chooses its own connections: drop N");
     check_no_bulk_options(spec);
   }
   std::string extent(const spec::TestSpec& spec) const override {
@@ -125,7 +96,7 @@ class Rpm final : public Workload {
   }
   bool takes_setting(std::string_view name) const override { return part_has<RpmSpec>(name); }
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
-    return std::make_unique<RpmSide>(config, spec);
+    return rpm_side(config, spec);
   }
   std::unique_ptr<TestSide> server(const spec::TestSpec&, const ServerResources&) const override {
     throw std::runtime_error("--rpm runs against an HTTP server, not testio -s");
@@ -133,6 +104,28 @@ class Rpm final : public Workload {
 };
 
 }  // namespace
+
+std::optional<NqUrls> parse_nq_config(std::string_view text, std::string& why) {
+  const nlohmann::json config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("urls") || !config["urls"].is_object()) {
+    why = "the /.well-known/nq configuration is not a JSON object with \"urls\"";
+    return std::nullopt;
+  }
+  const nlohmann::json& urls = config["urls"];
+  NqUrls found{url_of(urls, {"large_https_download_url", "large_download_url", "large_http_download_url"}),
+               url_of(urls, {"small_https_download_url", "small_download_url", "small_http_download_url"}),
+               url_of(urls, {"https_upload_url", "upload_url", "http_upload_url"})};
+  if (found.large.empty() || found.small.empty()) {
+    why = "the /.well-known/nq configuration names no large and small download URLs";
+    return std::nullopt;
+  }
+  return found;
+}
+
+bool is_nq_config_url(std::string_view url) {
+  constexpr std::string_view kPath = "/.well-known/nq";
+  return url.size() >= kPath.size() && url.substr(url.size() - kPath.size()) == kPath;
+}
 
 const Workload& workload() {
   static const Rpm rpm;

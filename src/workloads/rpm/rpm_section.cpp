@@ -1,4 +1,6 @@
-#include "workloads/rpm/rpm_section.hpp"
+// The RPM test's part of a report: per direction the RPM, its confidence, the load it ran under and
+// the probes' trimmed means, in text, JSON (end.testio.rpm) and metrics.
+#include "workloads/rpm/rpm.hpp"
 
 
 #include <nlohmann/json.hpp>

@@ -1,110 +1,85 @@
+// Request/response's options and rules: --rr and what it sends, the limits a test of it keeps,
+// and which side each peer runs (the sides themselves are in rr_streams.cpp).
 #include "workloads/rr/rr.hpp"
 
-#include <algorithm>
-#include <vector>
-
-#include "workloads/rr/rr_section.hpp"
-#include "util/pattern.hpp"
+#include "options/parsing.hpp"
 #include "util/units.hpp"
 #include "workloads/part.hpp"
-#include "workloads/rr/rr_streams.hpp"
+#include "workloads/workload.hpp"
 
 namespace testio::workloads::rr {
-namespace {
 
-using asio::ip::tcp;
+using util::UsageError;
 
-// An echo writes back whatever one read returned, so its buffer is the connection's own: room for
-// the messages a client keeps outstanding, at least a few pages, at most 256 KiB.
-std::size_t echo_buffer_size(const RrSpec& rr) {
-  return static_cast<std::size_t>(std::clamp<std::uint64_t>(rr.message_size * rr.depth, 4096, 256 * 1024));
-}
-constexpr std::uint32_t kMaxDepth = 1u << 16;
-
-[[noreturn]] void refuse(const std::string& sentence) { throw spec::SpecError(sentence); }
-
-// A connection alone on its worker blocks in send/recv rather than paying an epoll_wait per message.
-const engines::BlockingSignals* blocking_if_alone(const StreamPlace& place, std::uint32_t connections) {
-  return connections <= place.workers ? &place.worker.signals() : nullptr;
-}
-
-// What ends a request/response test (empty: -t), and how each connection runs, in the report's words.
+// What ends a request/response test (empty: -t), in the report's words.
 std::string rr_extent(const RrSpec& rr) {
   return rr.messages ? std::to_string(rr.messages) + " messages per connection" : "";
 }
 
-void describe_rr(const RrSpec& rr, report::StartInfo& start) {
-  start.extent = rr_extent(rr);
-  start.call_size = rr.message_size;
-  start.manner = "request/response of " + util::format_size(rr.message_size) + ", depth " + std::to_string(rr.depth);
+void add_options(options::OptionTable& table) {
+  // clang-format off
+  table.add_options("Request/response")
+    ("rr", "Request/response: each connection sends --msize bytes, waits for the echo, repeats; "
+           "reports messages/s and latency percentiles")
+    ("msize", "Bytes per request (and per echo)", options::value().default_value("1K"), "SIZE")
+    ("num", "Requests per connection (instead of -t)", options::value(), "COUNT")
+    ("depth", "Requests outstanding per connection", options::value().default_value("1"), "K");
+  // clang-format on
 }
 
-// Owner: the lifecycle (control thread); each histogram is written by its connection's worker
-// and merged once the workers have stopped.
-class RrClientSide final : public TestSide {
- public:
-  explicit RrClientSide(const spec::TestSpec& spec)
-      : connections_(spec.connections),
-        rr_(part_of<RrSpec>(spec)),
-        latencies_(std::make_unique<stats::LatencyHistogram[]>(spec.connections)) {}
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
+  spec::TestSpec& spec = config.spec;
+  given.rr = args.count("rr") > 0;
+  if (given.rr) spec.workload = "rr";
+  given.rr_options = args.count("msize") || args.count("num") || args.count("depth");
+  given.num = args.count("num") > 0;
+  if (!spec.is("rr") && !given.rr_options) return;  // (typed without --rr: check_options says so)
+  RrSpec rr = part_of<RrSpec>(spec);
+  if (auto size = options::typed(args, "msize")) rr.message_size = util::parse_size(*size, "--msize");
+  if (auto count = options::typed(args, "num")) rr.messages = util::parse_count(*count, "--num");
+  // A profile's count gives way to -t typed here (one typed beside -t is refused as such).
+  if (!given.num && args.count("time")) rr.messages = 0;
+  if (auto depth = options::typed(args, "depth")) rr.depth = options::parse_u32(*depth, "--depth");
+  set_part(spec, rr);
+}
 
-  DirectionLayout layout() const override { return {connections_, 0}; }
-  void describe_start(report::StartInfo& start) const override { describe_rr(rr_, start); }
-
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
-    if (payloads_.size() <= place.worker.index()) payloads_.resize(place.worker.index() + 1);
-    util::PageBuffer& payload = payloads_[place.worker.index()];
-    if (!payload) payload = util::make_pattern(rr_.message_size);
-    return std::make_unique<RrClient>(std::move(*socket), place.counters, payload.data(), rr_.message_size, rr_.depth,
-                                      rr_.messages, latencies_[place.index],
-                                      place.worker.scratch(RrClient::echo_read_size(rr_.message_size)),
-                                      std::move(place.done), blocking_if_alone(place, connections_));
+// --rr: what was typed for it, and what was typed that does not go with it.
+void check_options(const config::Config& config, const options::GivenOptions& given) {
+  if (!config.spec.is("rr")) {
+    if (given.rr_options) throw UsageError("--msize, --num and --depth apply to --rr tests");
+    return;
   }
+  const RrSpec rr = part_of<RrSpec>(config.spec);
+  if (given.num && rr.messages == 0) throw UsageError("--num must be at least 1");
+  // (A server takes such a request, which older clients sent for --num: only the client counts.)
+  if (!config.spec.timed() && rr.messages == 0)
+    throw UsageError("an rr test needs -t seconds or --num messages");
+  if (given.num && given.time) throw UsageError("--num and -t exclude each other: count messages or time them");
+  if (given.bytes) throw UsageError("-n counts bytes of a bulk test; --rr counts messages with --num");
+  if (given.buffer || given.recv_mode) throw UsageError("-l and --recv-mode apply to bulk tests; --rr sends --msize");
+  if (given.file) throw UsageError("-F sends a file; it does not go with --rr");
+  if (given.engine) throw UsageError("--engine applies to testio's bulk tests; --rr, --transfers, --raw and --iperf3 run on asio");
+  if (given.send_mode)
+    throw UsageError("--send-mode applies to bulk tests (and -F); --rr, --transfers and --raw send their own way");
+}
 
-  void add_to_report(report::TestReport& report) const override {
-    stats::LatencyHistogram all;
-    for (std::uint32_t i = 0; i < connections_; ++i) all.merge(latencies_[i]);
-    report.sections.push_back(
-        std::make_shared<RrSection>(summarize_rr(all, rr_.message_size, rr_.depth, report.local().wall_s)));
-  }
+namespace {
 
- private:
-  std::uint32_t connections_;
-  RrSpec rr_;
-  std::unique_ptr<stats::LatencyHistogram[]> latencies_;  // one per connection
-  std::vector<util::PageBuffer> payloads_;                // by worker index
-};
+constexpr std::uint32_t kMaxDepth = 1u << 16;
 
-class EchoSide final : public TestSide {
- public:
-  explicit EchoSide(const spec::TestSpec& spec)
-      : rr_(part_of<RrSpec>(spec)), connections_(spec.connections), buffer_size_(echo_buffer_size(rr_)) {}
-
-  DirectionLayout layout() const override { return {connections_, 0}; }
-  void describe_start(report::StartInfo& start) const override { describe_rr(rr_, start); }
-
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket> socket) override {
-    return std::make_unique<TcpEcho>(std::move(*socket), place.counters, buffer_size_, std::move(place.done),
-                                     blocking_if_alone(place, connections_));
-  }
-
- private:
-  RrSpec rr_;
-  std::uint32_t connections_;
-  std::size_t buffer_size_;
-};
+[[noreturn]] void refuse_rr(const std::string& sentence) { throw spec::SpecError(sentence); }
 
 class Rr final : public Workload {
  public:
   void check(const spec::TestSpec& spec, const spec::Limits& limits) const override {
     const RrSpec rr = part_of<RrSpec>(spec);
     const std::uint64_t size = rr.message_size;
-    if (size == 0) refuse("--msize must be at least 1 byte");
+    if (size == 0) refuse_rr("--msize must be at least 1 byte");
     if (size > limits.max_buffer)
-      refuse("--msize " + util::format_size(size) + " is above the cap of " + util::format_size(limits.max_buffer));
-    if (rr.depth < 1 || rr.depth > kMaxDepth) refuse("--depth must be between 1 and 65536");
-    if (rr.messages && spec.timed()) refuse("--num and -t exclude each other: count messages or time them");
-    if (spec.total_bytes) refuse("-n counts bytes of a bulk test; --rr counts messages with --num");
+      refuse_rr("--msize " + util::format_size(size) + " is above the cap of " + util::format_size(limits.max_buffer));
+    if (rr.depth < 1 || rr.depth > kMaxDepth) refuse_rr("--depth must be between 1 and 65536");
+    if (rr.messages && spec.timed()) refuse_rr("--num and -t exclude each other: count messages or time them");
+    if (spec.total_bytes) refuse_rr("-n counts bytes of a bulk test; --rr counts messages with --num");
     check_no_bulk_options(spec);
   }
   std::string extent(const spec::TestSpec& spec) const override { return rr_extent(part_of<RrSpec>(spec)); }
@@ -116,7 +91,7 @@ class Rr final : public Workload {
   }
 
   std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
-    return std::make_unique<EchoSide>(spec);
+    return echo_side(spec);
   }
 };
 
@@ -126,7 +101,5 @@ const Workload& workload() {
   static const Rr rr;
   return rr;
 }
-
-std::unique_ptr<TestSide> client_side(const spec::TestSpec& spec) { return std::make_unique<RrClientSide>(spec); }
 
 }  // namespace testio::workloads::rr

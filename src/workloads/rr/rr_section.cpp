@@ -1,4 +1,6 @@
-#include "workloads/rr/rr_section.hpp"
+// Request/response's part of a report: messages completed and their round-trip latency, in text,
+// JSON (end.testio.rr), metrics, and a raw echo's own line.
+#include "workloads/rr/rr.hpp"
 
 #include <cstdio>
 

@@ -1,30 +1,168 @@
-#include "workloads/transfers/transfer_streams.hpp"
-
+// --transfers' data path: the plan the client's slots share, their streams, and the two sides
+// that make them.
+//
+// Connection per transfer (--transfers): downloads of `size` bytes, each on a fresh connection
+// (or, with --reuse, on the connection the slot already has). The client runs one TransferClient
+// per slot, the K transfers in flight at a time; the server runs one TransferSource per slot and
+// hands it each connection that names the slot. Owner: the worker thread each task is added to;
+// the only state shared across slots is TransferPlan::next, an atomic counter.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include <asio/connect.hpp>
 #include <asio/error.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/write.hpp>
 
+#include "engines/stream_task.hpp"
 #include "net/socket_options.hpp"
 #include "net/tcp_info.hpp"
+#include "stats/counters.hpp"
+#include "stats/histogram.hpp"
+#include "util/log.hpp"
+#include "util/page_buffer.hpp"
+#include "util/pattern.hpp"
+#include "util/units.hpp"
+#include "workloads/part.hpp"
+#include "workloads/transfers/transfers.hpp"
+#include "workloads/workload.hpp"
 
-namespace testio::workloads {
-
+namespace testio::workloads::transfers {
 namespace {
+
+using asio::ip::tcp;
 
 std::uint64_t elapsed_ns(engines::Clock::time_point since) noexcept {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(engines::Clock::now() - since).count());
 }
 
-}  // namespace
+// What every client slot shares: where to connect, how much, and which transfer is next.
+struct TransferPlan {
+  asio::ip::tcp::endpoint server;
+  std::optional<asio::ip::address> source;  // -B: the address to connect from
+  std::string device;                       // -B %DEV
+  std::uint64_t count = 0;
+  std::uint64_t size = 0;
+  std::size_t read_size = 0;                // bytes per read call (-l)
+  std::uint64_t window = 0;                 // -w; 0 = autotuning
+  bool reuse = false;
+  std::string save_dir;                     // --save; empty: the bytes are discarded
+  bool force = false;                       // --force: overwrite files under --save
+  std::atomic<std::uint64_t> next{0};       // the next transfer number to take
+
+  std::string file_for(std::uint64_t index) const;
+};
+
+// DIR/transfer-0001 ... for transfer `index` (from 0) of `count`: zero-padded to the width of the
+// count, so names sort in order.
+std::string transfer_file_name(const std::string& dir, std::uint64_t count, std::uint64_t index);
+
+// One slot's results. Written by its worker; read by the lifecycle after the workers stopped.
+struct TransferTally {
+  // The kernel's measure of the handshake (TCP_INFO's RTT once established, from the SYN and its
+  // answer): what the network took, whatever the worker was busy with meanwhile.
+  stats::LatencyHistogram connect_ns;
+  // connect() start to the worker running its completion: the handshake plus the worker's queue.
+  stats::LatencyHistogram connect_seen_ns;
+  stats::LatencyHistogram transfer_ns;  // connect() (or the request on a reused connection) to the last byte
+  std::uint64_t completed = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t partial_files_removed = 0;
+  std::string first_error;              // "transfer 17: ..." for the report
+};
+
+using Preamble = std::array<unsigned char, 24>;
+
+class TransferClient final : public engines::StreamTask {
+ public:
+  // `preamble` announces the test and this slot on every connection it opens. `scratch`: the
+  // worker's buffer, read into when nothing is saved (null, or --save: a buffer of its own).
+  TransferClient(asio::io_context& context, stats::StreamCounters& counters, TransferPlan& plan,
+                 const Preamble& preamble, TransferTally& tally, engines::StreamDone on_done, char* scratch);
+  ~TransferClient() override;
+
+  void begin(const engines::TestClock& clock) override;
+  // SIGINT: take no further transfer; the one under way is abandoned (and its file removed).
+  void end_window() noexcept override;
+  void close() noexcept override;
+
+ private:
+  void take_next();
+  void connect();
+  void request_next();
+  bool open_file();
+  void read_next();
+  void on_read(const asio::error_code& error, std::size_t received);
+  void transfer_done();
+  void fail(const std::string& reason);
+  void remove_partial_file() noexcept;
+  void finish_slot(bool failed);
+
+  asio::ip::tcp::socket socket_;
+  stats::StreamCounters& counters_;
+  TransferPlan& plan_;
+  Preamble preamble_;
+  TransferTally& tally_;
+  util::PageBuffer own_buffer_;  // with --save: the bytes stay until written to the file
+  char* buffer_;                 // the worker's, or own_buffer_
+  std::uint64_t current_ = 0;       // transfer number under way
+  std::uint64_t received_ = 0;      // of the current transfer
+  engines::Clock::time_point started_;
+  int file_ = -1;
+  std::string file_path_;
+  char request_byte_ = 'n';
+  bool window_closed_ = false;
+  bool finished_ = false;
+  engines::TestClock clock_;
+  engines::StreamDone on_done_;
+};
+
+class TransferSource final : public engines::StreamTask {
+ public:
+  // Each transfer is bytes [0, size) of a payload that repeats every `payload_size` bytes (the
+  // served file, or a generated block), written `chunk` bytes per call at most.
+  TransferSource(stats::StreamCounters& counters, const char* payload, std::size_t payload_size,
+                 std::size_t chunk, std::uint64_t size, bool reuse, engines::StreamDone on_done);
+
+  void begin(const engines::TestClock& clock) override;
+  // A connection that names this slot; on the worker thread. A second one while the first is
+  // still being served is refused (closed): a client keeps one transfer per slot in flight.
+  void serve(asio::ip::tcp::socket socket);
+  // The client is done: the counters are final, and the slot reports itself finished.
+  void end_window() noexcept override;
+  void close() noexcept override;
+
+ private:
+  void write_next();
+  void await_request();
+  void drop_connection() noexcept;
+
+  std::optional<asio::ip::tcp::socket> socket_;
+  stats::StreamCounters& counters_;
+  const char* payload_;
+  std::size_t payload_size_;
+  std::size_t chunk_;
+  std::uint64_t size_;
+  bool reuse_;
+  std::uint64_t sent_ = 0;          // of the current transfer
+  char request_ = 0;
+  bool failed_ = false;
+  bool finished_ = false;
+  engines::TestClock clock_;
+  engines::StreamDone on_done_;
+};
 
 std::string transfer_file_name(const std::string& dir, std::uint64_t count, std::uint64_t index) {
   const int width = static_cast<int>(std::to_string(count).size());
@@ -329,4 +467,191 @@ void TransferSource::close() noexcept {
   drop_connection();
 }
 
-}  // namespace testio::workloads
+// The client's side beyond its streams: the plan every slot shares, the check of the --save
+// directory before anything connects, and the summary of the slots' tallies.
+
+// The plan, once the server's address is known (with the first slot).
+std::unique_ptr<TransferPlan> make_transfer_plan(const config::Config& config, const spec::TestSpec& spec,
+                                                const asio::ip::tcp::endpoint& server) {
+  auto plan = std::make_unique<TransferPlan>();
+  plan->server = server;
+  if (!config.bind_address.empty()) plan->source = asio::ip::make_address(config.bind_address);
+  plan->device = config.bind_device;
+  const TransfersSpec transfers = part_of<TransfersSpec>(spec);
+  plan->count = transfers.count;
+  plan->size = transfers.size;
+  plan->read_size = static_cast<std::size_t>(spec.buffer);
+  plan->window = spec.window;
+  plan->reuse = transfers.reuse;
+  plan->save_dir = config.save_dir;
+  plan->force = config.force;
+  return plan;
+}
+
+// Throws std::runtime_error (one sentence) when DIR is not a writable directory or, without
+// --force, already holds a file this test would write.
+void check_save_directory(const config::Config& config, std::uint64_t transfers) {
+  namespace fs = std::filesystem;
+  const std::string& dir = config.save_dir;
+  check_writable_directory(dir);
+  std::error_code error;
+  if (config.force) return;
+  // Walk the directory rather than probing each of COUNT names: COUNT may be millions.
+  const std::string first = transfer_file_name(dir, transfers, 0);
+  const std::size_t name_length = first.size() - dir.size() - 1;
+  std::uint64_t clashes = 0;
+  std::string example;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != name_length || name.rfind("transfer-", 0) != 0) continue;
+    const std::string digits = name.substr(9);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::uint64_t number = std::stoull(digits);
+    if (number < 1 || number > transfers) continue;
+    if (clashes++ == 0) example = entry.path().string();
+  }
+  if (clashes)
+    throw std::runtime_error(example + (clashes > 1 ? " and " + std::to_string(clashes - 1) + " more files" : "") +
+                             " would be overwritten; --force allows it");
+}
+
+// The slots' tallies merged, once the workers have stopped.
+TransfersSummary summarize_transfers(const TransferPlan& plan, const TransferTally* tallies, std::uint32_t slots,
+                                     double seconds) {
+  TransfersSummary summary;
+  summary.requested = plan.count;
+  summary.size = plan.size;
+  summary.concurrency = slots;
+  summary.reuse = plan.reuse;
+  summary.saved_to = plan.save_dir;
+  summary.seconds = seconds;
+  stats::LatencyHistogram connect, connect_seen, transfer;
+  for (std::uint32_t i = 0; i < slots; ++i) {
+    connect.merge(tallies[i].connect_ns);
+    connect_seen.merge(tallies[i].connect_seen_ns);
+    transfer.merge(tallies[i].transfer_ns);
+    summary.completed += tallies[i].completed;
+    summary.failed += tallies[i].failed;
+    summary.partial_files_removed += tallies[i].partial_files_removed;
+    if (summary.first_error.empty()) summary.first_error = tallies[i].first_error;
+  }
+  summary.connect = stats::summarize(connect);
+  summary.connect_seen = stats::summarize(connect_seen);
+  summary.transfer = stats::summarize(transfer);
+  if (seconds > 0) {
+    summary.transfers_per_second = static_cast<double>(summary.completed) / seconds;
+    summary.bits_per_second = util::bits_per_second(summary.completed * plan.size, seconds);
+  }
+  return summary;
+}
+
+// The server sends on every connection; the slots are the "forward" connections of the wire.
+DirectionLayout slots_of(const spec::TestSpec& spec) { return {spec.connections, 0, /*client_sends_forward=*/false}; }
+
+// One TransferClient per slot, taking transfer numbers from the plan they share. Owner: the
+// lifecycle (control thread); each tally is written by its slot's worker and read once they stopped.
+class DownloadSide final : public TestSide {
+ public:
+  DownloadSide(const config::Config& config, const spec::TestSpec& spec)
+      : config_(config), spec_(spec), tallies_(std::make_unique<TransferTally[]>(spec.connections)) {
+    if (!config.save_dir.empty()) check_save_directory(config, part_of<TransfersSpec>(spec).count);
+  }
+
+  DirectionLayout layout() const override { return slots_of(spec_); }
+  Connections connections() const override { return Connections::during_test; }
+  const char* done_message() const override { return "transfers_done"; }
+  void describe_start(report::StartInfo& start) const override { start.extent = transfers_extent(spec_); }
+
+  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
+    if (!plan_) plan_ = make_transfer_plan(config_, spec_, place.server);
+    return std::make_unique<TransferClient>(place.worker.context(), place.counters, *plan_, place.preamble,
+                                            tallies_[place.index], std::move(place.done),
+                                            place.worker.scratch(plan_->read_size));
+  }
+
+  void add_to_report(report::TestReport& report) const override {
+    if (!plan_) return;
+    TransfersSummary summary = summarize_transfers(*plan_, tallies_.get(), spec_.connections, report.local().wall_s);
+    if (summary.partial_files_removed)
+      spdlog::warn("removed {} partially written files under {}", summary.partial_files_removed, config_.save_dir);
+    report.sections.push_back(std::make_shared<TransfersSection>(std::move(summary)));
+  }
+
+  std::string failure(const report::TestReport& report) const override {
+    const auto* section = report.section<TransfersSection>();
+    if (!section) return {};
+    const TransfersSummary& done = section->summary();
+    if (done.completed == done.requested) return {};
+    return std::to_string(done.completed) + " of " + std::to_string(done.requested) + " transfers completed; " +
+           (done.first_error.empty() ? "the rest did not start" : done.first_error);
+  }
+
+ private:
+  const config::Config& config_;
+  spec::TestSpec spec_;
+  std::unique_ptr<TransferPlan> plan_;  // made with the first slot, once the server's address is known
+  std::unique_ptr<TransferTally[]> tallies_;
+};
+
+// One TransferSource per slot; each connection that names a slot goes to its source. Owner: the
+// lifecycle (control thread); the sources belong to their workers.
+class ServeSide final : public TestSide {
+ public:
+  ServeSide(const spec::TestSpec& spec, const util::MappedFile* served)
+      : spec_(spec), transfers_(part_of<TransfersSpec>(spec)) {
+    if (served && transfers_.size > served->size())
+      throw std::runtime_error("this server serves " + served->path() + " (" + std::to_string(served->size()) +
+                               " bytes): a transfer of " + std::to_string(transfers_.size) + " bytes is larger");
+    // Each transfer is a prefix of the served file, or a generated block repeated.
+    if (served) {
+      payload_ = served->data();
+      payload_size_ = served->size();
+    } else {
+      generated_ = util::make_pattern(spec.buffer);
+      payload_ = generated_.data();
+      payload_size_ = spec.buffer;
+    }
+  }
+
+  DirectionLayout layout() const override { return slots_of(spec_); }
+  Connections connections() const override { return Connections::during_test; }
+  const char* done_message() const override { return "transfers_done"; }
+  void describe_start(report::StartInfo& start) const override { start.extent = transfers_extent(spec_); }
+
+  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
+    auto source = std::make_unique<TransferSource>(place.counters, payload_, payload_size_, spec_.buffer,
+                                                   transfers_.size, transfers_.reuse, std::move(place.done));
+    if (sources_.size() <= place.index) sources_.resize(place.index + 1, nullptr);
+    sources_[place.index] = source.get();
+    return source;
+  }
+
+  std::string route(std::uint32_t slot, tcp::socket socket, engines::Worker& worker) override {
+    if (slot >= sources_.size() || !sources_[slot])
+      return "slot " + std::to_string(slot) + " is beyond the test's " + std::to_string(spec_.connections) +
+             " connections";
+    auto owned = std::make_shared<tcp::socket>(std::move(socket));
+    worker.post([source = sources_[slot], owned] { source->serve(std::move(*owned)); });
+    return {};
+  }
+
+ private:
+  spec::TestSpec spec_;
+  TransfersSpec transfers_;
+  util::PageBuffer generated_;
+  const char* payload_ = nullptr;
+  std::size_t payload_size_ = 0;
+  std::vector<TransferSource*> sources_;  // by slot; owned by their workers
+};
+
+}  // namespace
+
+std::unique_ptr<TestSide> download_side(const config::Config& config, const spec::TestSpec& spec) {
+  return std::make_unique<DownloadSide>(config, spec);
+}
+
+std::unique_ptr<TestSide> serve_side(const spec::TestSpec& spec, const util::MappedFile* served) {
+  return std::make_unique<ServeSide>(spec, served);
+}
+
+}  // namespace testio::workloads::transfers

@@ -1,4 +1,6 @@
-#include "workloads/transfers/transfers_section.hpp"
+// Downloads' part of a report (--transfers from a testio server, and HTTP's): how many, how fast,
+// how long each took, in text, JSON (end.testio.transfers) and metrics.
+#include "workloads/transfers/transfers.hpp"
 
 #include <cstdio>
 

@@ -1,143 +1,228 @@
-// The UDP workload: its rules, and each side's flows. A flow's client socket says hello to the
-// server's UDP port once the test has started; the server gives the flow a socket of its own
-// (session/udp_door.*) and routes it here. Senders and receivers are as a bulk test's: forward,
-// -R, --bidir.
+// -u's options and rules, and its wire: the switches of the kernel's fast paths, what a UDP test
+// may ask, and the header of every datagram (and a flow's hello) as testio and iperf3 write it.
+// The flows that send and read them are in udp_streams.cpp.
 #include "workloads/udp/udp.hpp"
 
-#include "workloads/udp/udp_section.hpp"
+#include <arpa/inet.h>
 
-#include "stats/summary.hpp"
-#include "util/log.hpp"
+#include "options/given.hpp"
+#include "options/option_table.hpp"
+#include "options/parsing.hpp"
+#include "util/units.hpp"
 #include "workloads/part.hpp"
-#include "workloads/udp/datagram.hpp"
-#include "workloads/udp/udp_flow.hpp"
+#include "workloads/workload.hpp"
 
 namespace testio::workloads::udp {
+
+std::uint64_t read_be(const unsigned char* data, int bytes) noexcept {
+  std::uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = value << 8 | data[i];
+  return value;
+}
+
+void write_be(std::uint64_t value, int bytes, unsigned char* out) noexcept {
+  for (int i = bytes - 1; i >= 0; --i) {
+    out[i] = static_cast<unsigned char>(value & 0xff);
+    value >>= 8;
+  }
+}
+
 namespace {
 
-[[noreturn]] void refuse(const std::string& sentence) { throw spec::SpecError(sentence); }
+constexpr std::uint32_t kHelloMagic = 0x74696f48;   // "tioH"
+constexpr std::uint32_t kAnswerMagic = 0x74696f41;  // "tioA"
+constexpr std::uint32_t kHelloVersion = 1;
+
+}  // namespace
+
+void write_hello(const FlowHello& hello, bool answer, unsigned char* out) noexcept {
+  write_be(answer ? kAnswerMagic : kHelloMagic, 4, out);
+  write_be(kHelloVersion, 4, out + 4);
+  write_be(hello.test_id, 8, out + 8);
+  write_be(hello.stream, 4, out + 16);
+  write_be(0, 4, out + 20);
+}
+
+std::optional<FlowHello> read_hello(const unsigned char* data, std::size_t size, bool answer) noexcept {
+  if (size != kHelloSize || read_be(data, 4) != (answer ? kAnswerMagic : kHelloMagic) ||
+      read_be(data + 4, 4) != kHelloVersion)
+    return std::nullopt;
+  return FlowHello{read_be(data + 8, 8), static_cast<std::uint32_t>(read_be(data + 16, 4))};
+}
+
+void write_header(const DatagramHeader& header, unsigned char* out) noexcept {
+  write_iperf3_header(header, true, out);
+  write_be(header.end ? kEndMagic : kMagic, 4, out + 16);
+  write_be(header.stream, 4, out + 20);
+  write_be(header.test_id, 8, out + 24);
+}
+
+std::optional<DatagramHeader> read_header(const unsigned char* data, std::size_t size) noexcept {
+  if (size < kTestioHeader) return std::nullopt;
+  const std::uint64_t magic = read_be(data + 16, 4);
+  if (magic != kMagic && magic != kEndMagic) return std::nullopt;
+  std::optional<DatagramHeader> header = read_iperf3_header(data, size, true);
+  if (!header) return std::nullopt;
+  header->end = magic == kEndMagic;
+  header->stream = static_cast<std::uint32_t>(read_be(data + 20, 4));
+  header->test_id = read_be(data + 24, 8);
+  return header;
+}
+
+std::optional<DatagramHeader> read_iperf3_header(const unsigned char* data, std::size_t size,
+                                                 bool counters_64bit) noexcept {
+  if (size < (counters_64bit ? kIperf3Header64 : kIperf3Header32)) return std::nullopt;
+  DatagramHeader header;
+  header.sec = static_cast<std::uint32_t>(read_be(data, 4));
+  header.usec = static_cast<std::uint32_t>(read_be(data + 4, 4));
+  if (header.usec >= 1000000) return std::nullopt;
+  header.sequence = counters_64bit ? read_be(data + 8, 8) : read_be(data + 8, 4);
+  return header;
+}
+
+void write_iperf3_header(const DatagramHeader& header, bool counters_64bit, unsigned char* out) noexcept {
+  write_be(header.sec, 4, out);
+  write_be(header.usec, 4, out + 4);
+  if (counters_64bit)
+    write_be(header.sequence, 8, out + 8);
+  else
+    write_be(header.sequence & 0xffffffffu, 4, out + 8);
+}
+
+std::size_t header_size(Wire wire) noexcept {
+  switch (wire) {
+    case Wire::iperf3_32: return kIperf3Header32;
+    case Wire::iperf3_64: return kIperf3Header64;
+    case Wire::testio: break;
+  }
+  return kTestioHeader;
+}
+
+void write_wire_header(Wire wire, const DatagramHeader& header, unsigned char* out) noexcept {
+  if (wire == Wire::testio) return write_header(header, out);
+  DatagramHeader counted = header;
+  ++counted.sequence;
+  write_iperf3_header(counted, wire == Wire::iperf3_64, out);
+}
+
+std::optional<DatagramHeader> read_wire_header(Wire wire, const unsigned char* data, std::size_t size,
+                                               std::uint64_t test_id, std::uint32_t stream) noexcept {
+  if (wire == Wire::testio) {
+    std::optional<DatagramHeader> header = read_header(data, size);
+    if (!header || header->test_id != test_id || header->stream != stream) return std::nullopt;
+    return header;
+  }
+  std::optional<DatagramHeader> header = read_iperf3_header(data, size, wire == Wire::iperf3_64);
+  if (!header || header->sequence == 0) return std::nullopt;
+  --header->sequence;
+  return header;
+}
+
+using util::UsageError;
+
+using util::UsageError;
+
+void add_options(options::OptionTable& table) {
+  // clang-format off
+  table.add_options("UDP")
+    ("u,udp", "UDP flows instead of TCP connections: datagrams of -l bytes (default 1448) paced to -b per flow "
+              "(default 1M as iperf3; 0 = as fast as the host can), loss, jitter and the receiver's socket drops")
+    ("no-gso", "Send one datagram per call instead of many in one UDP_SEGMENT send")
+    ("no-gro", "Receive one datagram per call instead of UDP_GRO's coalesced buffers")
+    ("batch", "Messages per sendmmsg/recvmmsg call; 1 sends and receives one message per call",
+       options::value().default_value("16"), "K")
+    ("no-connect", "The client's UDP sockets sendto/recvfrom instead of connect()ing to the server")
+    ("dont-fragment", "Datagrams leave with DF set on both sides (IP_PMTUDISC_DO, as iperf3's): one bigger than "
+       "the path's MTU fails to send instead of going in fragments")
+    ("udp-counters-64bit", "With --iperf3 -u: iperf3's 64-bit datagram counters instead of its 32-bit default");
+  // clang-format on
+}
+
+void fill_options(const options::ParsedOptions& args, config::Config& config, options::GivenOptions& given) {
+  spec::TestSpec& spec = config.spec;
+  given.udp = args.count("udp") > 0;
+  given.udp_options = args.count("no-gso") || args.count("no-gro") || args.count("batch") || args.count("no-connect") ||
+                       args.count("dont-fragment");
+  if (given.udp) spec.workload = "udp";
+  config.udp_counters_64bit = given.udp_counters_64bit = args.count("udp-counters-64bit") > 0;
+  // Its settings go with its tests (typed without -u: check_options says so).
+  if (!spec.is("udp") && !given.udp_options) return;
+  UdpSpec udp = part_of<UdpSpec>(spec);
+  if (args.count("no-gso")) udp.gso = false;
+  if (args.count("no-gro")) udp.gro = false;
+  if (args.count("no-connect")) udp.connected = false;
+  if (args.count("dont-fragment")) udp.dont_fragment = true;
+  if (auto batch = options::typed(args, "batch")) udp.batch = options::parse_u32(*batch, "--batch");
+  set_part(spec, udp);
+  if (!spec.is("udp") || !given.udp) return;
+  // iperf3's defaults where this command line (or its profile) chose none.
+  if (!given.buffer && !given.profile_buffer) spec.buffer = kDefaultDatagram;
+  if (!given.rate && !given.total_rate) spec.rate_bps = kDefaultUdpRate;
+}
+
+void check_options(const config::Config& config, const options::GivenOptions& given) {
+  // --udp-counters-64bit is accepted anywhere, as iperf3 accepts it: testio's own datagrams always
+  // count in 64 bits, and toward an iperf3 server (--iperf3 -u) it asks for that server's.
+  if (!config.spec.is("udp")) {
+    if (given.udp_options)
+      throw UsageError("--no-gso, --no-gro, --batch, --no-connect and --dont-fragment apply to -u tests");
+    return;
+  }
+  if (config.role == config::Role::server && given.udp)
+    throw UsageError("-u is a client option: a server takes UDP tests on its port as they are asked for");
+  if (given.rr || given.transfers || given.raw) throw UsageError("-u runs UDP flows: drop --rr, --transfers and --raw");
+  if (given.file || given.hash) throw UsageError("-F and --hash go with TCP streams, not -u");
+  if (given.recv_mode || given.send_mode)
+    throw UsageError("--recv-mode and --send-mode apply to TCP streams; -u has --no-gso, --no-gro and --batch");
+  if (config.spec.fq_rate_bps > 0 || config.spread_even || config.spec.rx_follow)
+    throw UsageError("--fq-rate, --spread and --rx-affinity apply to TCP streams, not -u");
+  if (config.cport_first) throw UsageError("--cport applies to TCP streams; -u's flows take ports the kernel chooses");
+  // An IPv4 server's datagrams hold less than IPv6 ones; a name is checked once it resolves.
+  in_addr literal{};
+  const bool ipv4 = given.ipv4 || ::inet_pton(AF_INET, config.host.c_str(), &literal) == 1;
+  if (ipv4 && config.spec.buffer > 65507)
+    throw UsageError("-l " + std::to_string(config.spec.buffer) +
+                     " is more than a UDP datagram over IPv4 holds: at most 65507 bytes");
+}
+
+namespace {
+
+[[noreturn]] void refuse_udp(const std::string& sentence) { throw spec::SpecError(sentence); }
 
 constexpr std::uint32_t kMaxBatch = 1024;
-
-// One side's flows. Owner: the lifecycle, on the control thread; the flows belong to their workers.
-class UdpSide final : public TestSide {
- public:
-  UdpSide(Side side, const spec::TestSpec& spec, Wire wire = Wire::testio)
-      : side_(side), spec_(spec), udp_(part_of<UdpSpec>(spec)), wire_(wire), layout_(DirectionLayout::of(spec.direction, spec.connections)),
-        flows_(layout_.total(), nullptr), host_at_start_(net::read_udp_counters()) {}
-
-  DirectionLayout layout() const override { return layout_; }
-  Connections connections() const override { return Connections::during_test; }
-  void describe_start(report::StartInfo& start) const override { start.datagrams = true; }
-
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
-    if (place.server.address().is_v4() && spec_.buffer > kMaxPayloadV4)
-      throw std::runtime_error("-l " + std::to_string(spec_.buffer) +
-                               " is more than a UDP datagram over IPv4 holds: at most 65507 bytes");
-    const FlowSettings settings = settings_for(place);
-    std::unique_ptr<UdpFlow> flow;
-    if (layout_.sends_on(side_, place.index)) {
-      flow = std::make_unique<UdpSender>(place, settings, paths_);
-    } else {
-      auto* scratch = reinterpret_cast<unsigned char*>(place.worker.scratch(settings.batch * receive_slot(settings)));
-      flow = std::make_unique<UdpReceiver>(place, settings, paths_, scratch);
-    }
-    flows_[place.index] = flow.get();
-    return flow;
-  }
-
-  std::string route_flow(std::uint32_t slot, asio::ip::udp::socket socket, engines::Worker& worker) override {
-    if (slot >= flows_.size() || !flows_[slot])
-      return "flow " + std::to_string(slot) + " is beyond the test's " + std::to_string(flows_.size()) + " flows";
-    auto owned = std::make_shared<asio::ip::udp::socket>(std::move(socket));
-    worker.post([flow = flows_[slot], owned] { flow->attach(std::move(*owned)); });
-    return {};
-  }
-
-  void add_to_report(report::TestReport& report) const override {
-    UdpSummary udp;
-    udp.datagram = spec_.buffer;
-    udp.rate_bps = spec_.rate_bps;
-    udp.asked = udp_;
-    if (paths_.gso_refused) udp.fallbacks.push_back("gso");
-    if (paths_.gro_refused) udp.fallbacks.push_back("gro");
-    if (paths_.drops_unknown) udp.fallbacks.push_back("socket_drops");
-    const std::optional<net::UdpCounters> now = net::read_udp_counters();
-    udp.host_counted = host_at_start_ && now;
-    if (udp.host_counted) udp.host = *now - *host_at_start_;
-    // Each direction of --bidir tells the same settings beside its own flows' loss.
-    auto section = std::make_shared<const UdpSection>(std::move(udp));
-    report.sections.push_back(section);
-    if (report.bidir_reverse) {
-      auto reverse = std::make_shared<report::TestReport>(*report.bidir_reverse);
-      reverse->sections.push_back(section);
-      report.bidir_reverse = std::move(reverse);
-    }
-  }
-
- private:
-  FlowSettings settings_for(const StreamPlace& place) const {
-    const bool forward = layout_.is_forward(place.index);
-    FlowSettings settings;
-    settings.datagram = static_cast<std::size_t>(spec_.buffer);
-    settings.batch = udp_.batch;
-    settings.gso = udp_.gso;
-    settings.gro = udp_.gro;
-    settings.connected = udp_.connected || side_ == Side::server || wire_ != Wire::testio;
-    settings.window = spec_.window;
-    settings.tos = static_cast<std::uint8_t>(spec_.tos);
-    settings.dont_fragment = udp_.dont_fragment;
-    settings.rate_bps = spec_.rate_bps;
-    settings.quota = stats::share_of_total(spec_.total_bytes, layout_.count(forward), layout_.index_in_direction(place.index));
-    settings.test_id = place.test_id;
-    settings.stream = place.number;
-    settings.wire = wire_;
-    settings.clock_offset_ns = side_ == Side::client ? place.clock_offset_ns : 0;
-    return settings;
-  }
-
-  Side side_;
-  spec::TestSpec spec_;
-  UdpSpec udp_;
-  Wire wire_;
-  DirectionLayout layout_;
-  FastPaths paths_;
-  std::vector<UdpFlow*> flows_;  // by index; owned by their workers, which outlive the routing
-  std::optional<net::UdpCounters> host_at_start_;
-};
 
 class Udp final : public Workload {
  public:
   void check(const spec::TestSpec& spec, const spec::Limits&) const override {
-    if (!spec.timed() && spec.total_bytes == 0) refuse("-t must be more than 0 seconds");
-    if (spec.timed() && spec.total_bytes) refuse("-t and -n exclude each other: give a time or a byte count");
+    if (!spec.timed() && spec.total_bytes == 0) refuse_udp("-t must be more than 0 seconds");
+    if (spec.timed() && spec.total_bytes) refuse_udp("-t and -n exclude each other: give a time or a byte count");
     if (spec.buffer < kTestioHeader)
-      refuse("-l must be at least 32 bytes with -u: each datagram carries testio's 32-byte header");
+      refuse_udp("-l must be at least 32 bytes with -u: each datagram carries testio's 32-byte header");
     if (spec.buffer > kMaxPayloadV6)
-      refuse("-l " + std::to_string(spec.buffer) +
+      refuse_udp("-l " + std::to_string(spec.buffer) +
              " is more than a UDP datagram holds: at most 65507 bytes over IPv4, 65527 over IPv6");
     if (spec.total_bytes && spec.total_bytes / spec.connections < kTestioHeader)
-      refuse("-n gives each flow fewer than 32 bytes, less than one datagram's header");
+      refuse_udp("-n gives each flow fewer than 32 bytes, less than one datagram's header");
     const std::uint32_t batch = part_of<UdpSpec>(spec).batch;
-    if (batch == 0 || batch > kMaxBatch) refuse("--batch must be from 1 to 1024");
+    if (batch == 0 || batch > kMaxBatch) refuse_udp("--batch must be from 1 to 1024");
     if (spec.engine != spec::Engine::asio)
-      refuse("-u runs on the asio engine; --engine threads and uring carry TCP streams");
-    if (spec.hash != util::HashKind::none) refuse("-F and --hash go with TCP streams, not -u");
+      refuse_udp("-u runs on the asio engine; --engine threads and uring carry TCP streams");
+    if (spec.hash != util::HashKind::none) refuse_udp("-F and --hash go with TCP streams, not -u");
     if (spec.send_mode != spec::SendMode::send || spec.recv_mode != spec::RecvMode::recv_into)
-      refuse("--recv-mode and --send-mode apply to TCP streams; -u has --no-gso, --no-gro and --batch");
+      refuse_udp("--recv-mode and --send-mode apply to TCP streams; -u has --no-gso, --no-gro and --batch");
     if (spec.fq_rate_bps > 0 || spec.rx_follow)
-      refuse("--fq-rate and --rx-affinity apply to TCP streams, not -u");
+      refuse_udp("--fq-rate and --rx-affinity apply to TCP streams, not -u");
   }
 
   bool datagrams() const override { return true; }
   bool takes_setting(std::string_view name) const override { return part_has<UdpSpec>(name); }
 
   std::unique_ptr<TestSide> client(const config::Config&, spec::TestSpec& spec) const override {
-    return std::make_unique<UdpSide>(Side::client, spec);
+    return make_side(Side::client, spec, Wire::testio);
   }
 
   std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
-    return std::make_unique<UdpSide>(Side::server, spec);
+    return make_side(Side::server, spec, Wire::testio);
   }
 };
 
@@ -146,10 +231,6 @@ class Udp final : public Workload {
 const Workload& workload() {
   static const Udp udp;
   return udp;
-}
-
-std::unique_ptr<TestSide> make_side(Side side, const spec::TestSpec& spec, Wire wire) {
-  return std::make_unique<UdpSide>(side, spec, wire);
 }
 
 }  // namespace testio::workloads::udp

@@ -1,11 +1,17 @@
-#include "workloads/udp/udp_section.hpp"
+// The UDP workload's own part of a report (end.testio.udp and the "udp:" lines): what the flows were
+// asked to do and how this side ran them (fast paths the kernel refused, the host's UDP counters),
+// and the loss summed up from the direction's flows, with where it happened. iperf3's -u keys and
+// the interval columns come from the flows' figures (report/udp_report.*).
+#include "workloads/udp/udp.hpp"
 
 #include <algorithm>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "net/udp_counters.hpp"
 #include "report/format.hpp"
+#include "report/section.hpp"
 #include "report/test_report.hpp"
 #include "report/udp_report.hpp"
 #include "util/units.hpp"
@@ -61,7 +67,18 @@ std::optional<stats::DelayFigures> worst_delay(const report::TestReport& report,
   return worst;
 }
 
-}  // namespace
+class UdpSection final : public report::Section {
+ public:
+  explicit UdpSection(UdpSummary summary) : summary_(std::move(summary)) {}
+  std::string key() const override { return "udp"; }
+  std::string text(const report::TestReport& report, char unit) const override;
+  nlohmann::ordered_json json(const report::TestReport& report) const override;
+  // Its figures per direction (loss, jitter) are every datagram test's: metrics/test_metrics.cpp.
+  void metrics(report::MetricSink&) const override {}
+
+ private:
+  UdpSummary summary_;
+};
 
 nlohmann::ordered_json UdpSection::json(const report::TestReport& report) const {
   const std::vector<stats::StreamFigures> sent = report::summary_figures(report.sender);
@@ -133,6 +150,12 @@ std::string UdpSection::text(const report::TestReport& report, char) const {
   if (std::string short_of = shortfall(report, udp.rate_bps, stats::summarize(sent)); !short_of.empty())
     lines += "udp: " + short_of + "\n";
   return lines;
+}
+
+}  // namespace
+
+std::shared_ptr<const report::Section> make_section(UdpSummary summary) {
+  return std::make_shared<const UdpSection>(std::move(summary));
 }
 
 }  // namespace testio::workloads::udp
