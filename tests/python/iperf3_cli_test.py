@@ -248,16 +248,47 @@ def a_one_off_server_that_no_test_reaches_exits_at_its_idle_timeout():
 
 @test
 def control_keepalive_is_on_the_control_connection():
+    # -P 2: two data connections beside the control one, which the server names in its log
+    # ("test #1 from 127.0.0.1:PORT"). ss -o shows a keepalive timer only on a socket with
+    # SO_KEEPALIVE: the control connection's, counting down from IDLE (7 s, not the kernel's 7200).
     with Server() as server:
-        running = harness.start_client(server, "-t", "4", "--cntl-ka=7/3/2", "--snd-timeout", "9000")
+        running = harness.start_client(server, "-t", "4", "-P", "2", "--cntl-ka=7/3/2", "--snd-timeout", "9000")
         try:
-            def keepalive():
-                shown = subprocess.run(["ss", "-tno", "state", "established", f"( dport = :{server.port} )"],
+            server.wait_for_tests()
+            control_port = int(re.search(r"test #\d+ from 127\.0\.0\.1:(\d+): ", server.stderr()).group(1))
+            harness.wait_for_data(server.port, 2)
+            timers = {}
+
+            def keepalive_on_control():
+                shown = subprocess.run(["ss", "-tnoH", "state", "established", f"( dport = :{server.port} )"],
                                        capture_output=True, text=True, timeout=10).stdout
-                return "keepalive" in shown
-            harness.wait_until(keepalive, 10, "a keepalive timer on a connection to the server (ss -o)")
+                timers.clear()
+                for line in shown.splitlines():
+                    local = re.search(r"127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:\d+", line)
+                    if local:
+                        timers[int(local.group(1))] = re.search(r"timer:\((\w+),([^,]*),", line)
+                control = timers.get(control_port)
+                return len(timers) == 3 and control is not None and control.group(1) == "keepalive"
+            harness.wait_until(keepalive_on_control, 10,
+                               f"ss -o to show the client's 3 connections, a keepalive timer on the control one "
+                               f"(port {control_port})")
+            left = timer_seconds(timers[control_port].group(2))
+            check(left <= 7, f"the control connection's keepalive fires in {left} s: --cntl-ka's IDLE of 7 s was not set")
+            data = {port: timer.group(0) for port, timer in timers.items()
+                    if port != control_port and timer and timer.group(1) == "keepalive"}
+            check(not data, f"keepalive on data connections: {data}")
         finally:
-            harness.finish(running)
+            code, _, err = harness.finish(running)
+        check(code == 0, f"the client with --cntl-ka=7/3/2: exit {code}: {err[-400:]}")
+
+
+def timer_seconds(text):
+    """ss -o's time left on a timer in seconds: iproute2 prints minutes, seconds and milliseconds
+    as "1min", "12sec", "6.744ms" (6 s 744 ms), "850ms" or "119min"."""
+    parts = re.fullmatch(r"(?:(\d+)min)?(?:(\d+)(?:sec|\.))?(?:(\d+)ms)?", text)
+    check(parts and text, f"ss -o printed a timer of {text!r}")
+    minutes, seconds, milliseconds = (float(part or 0) for part in parts.groups())
+    return minutes * 60 + seconds + milliseconds / 1000
 
 
 class Capture:
