@@ -4,7 +4,6 @@
 flood from 127.0.0.2 that must not keep a client on 127.0.0.1 out, flood the log or leak
 descriptors. Usage: scale_test.py TESTIO_BINARY. Every load is bounded in count and time."""
 import json
-import os
 import selectors
 import socket
 import subprocess
@@ -16,7 +15,7 @@ from harness import Server, check, client
 
 tests = []
 # Sanitizers keep freed memory in quarantine and shadow every byte: their RSS says nothing of ours.
-SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
+SANITIZED = harness.SANITIZED
 
 
 def test(function):
