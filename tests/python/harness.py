@@ -20,6 +20,27 @@ IPERF3 = shutil.which("iperf3") or "/usr/bin/iperf3"  # Debian's, for tests besi
 BINARY = os.environ.get("TESTIO_BINARY", "")
 
 
+def _sanitized():
+    """Whether the binary under test runs under ASan or TSan: tools/test.sh sets ASAN_OPTIONS or
+    TSAN_OPTIONS for those steps; run by hand, the binary (argv[1]) links libasan or libtsan."""
+    if os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"):
+        return True
+    binary = sys.argv[1] if len(sys.argv) > 1 and os.path.isfile(sys.argv[1]) else BINARY
+    if not binary:
+        return False
+    try:
+        linked = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return bool(re.search(r"\blib[at]san\.so", linked))
+
+
+# Sanitizers keep freed memory in quarantine, shadow every byte and slow every start and call:
+# the suites check memory only without them, and the heaviest run the same checks on fewer
+# processes and connections under them (the release run keeps the full scale).
+SANITIZED = _sanitized()
+
+
 class Failure(AssertionError):
     pass
 

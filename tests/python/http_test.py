@@ -18,7 +18,7 @@ from harness import check, test, testio
 from http_servers import MisbehavingServer, Nginx, PythonHttpServer, chunked_body
 
 valid = harness.schema_checker(sys.argv[2])
-SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
+SANITIZED = harness.SANITIZED
 
 # Sizes around the edges: empty, one byte, below and above a read, a few MB.
 SIZES = [0, 1, 4095, 65536, 300_001, 2_000_003, 6_000_000]

@@ -4,7 +4,6 @@ against `testio -s`, and `testio -c --iperf3` against a stock `iperf3 -s`. Recei
 must agree exactly between the two programs' reports, rates within 5%.
 Usage: iperf3_test.py TESTIO_BINARY SCHEMA_FILE."""
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -47,7 +46,7 @@ def documents(text):
 
 # A sanitized testio (tools/test.sh's ASan and TSan stages) runs many times slower, and the two
 # programs' clocks drift apart with it: rates are compared on the release build only.
-SANITIZED = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
+SANITIZED = harness.SANITIZED
 
 
 def close_enough(a, b, tolerance=0.05):

@@ -93,13 +93,37 @@ def remote_figures_are_in_the_client_report():
     check(len(end["testio"]["remote_intervals"]) >= 1, "no remote intervals")
     check(end["testio"]["receiver"]["calls"] > 0, "no receive call count")
     # Each side's flows: the interface they leave by and the CPU their packets were processed on.
+    # SO_INCOMING_CPU names a CPU of this host (both ends are here): one that is online. An unknown
+    # CPU (-1 in src/) leaves the key out, so a stream without it fails here as well.
+    online = online_cpus()
     for stream in end["streams"]:
         for side in ("sender", "receiver"):
             check(stream[side]["testio"]["path"] == {"device": "lo", "how": "route"}, f"{side} path {stream[side]}")
             check(stream[side]["testio"]["incoming_cpu"] >= 0, f"{side} incoming CPU {stream[side]}")
+            check(stream[side]["testio"]["incoming_cpu"] in online,
+                  f"{side} incoming CPU {stream[side]['testio']['incoming_cpu']} is not an online CPU {sorted(online)}")
     check(end["testio"]["sender"]["paths"] == {"flows": {"lo": 2}, "unknown": 0, "uneven": False},
           f"paths {end['testio']['sender'].get('paths')}")
     check(sum(end["testio"]["receiver"]["incoming_cpus"].values()) == 2, "incoming_cpus do not cover the flows")
+    # The receiver's count of flows per CPU is the streams' own CPUs, counted.
+    per_stream = {}
+    for stream in end["streams"]:
+        cpu = str(stream["receiver"]["testio"]["incoming_cpu"])
+        per_stream[cpu] = per_stream.get(cpu, 0) + 1
+    check(end["testio"]["receiver"]["incoming_cpus"] == per_stream,
+          f"incoming_cpus {end['testio']['receiver']['incoming_cpus']}, the streams' receivers say {per_stream}")
+
+
+def online_cpus():
+    """The online CPUs' numbers, from /sys/devices/system/cpu/online ("0-3,6")."""
+    with open("/sys/devices/system/cpu/online") as listing:
+        ranges = listing.read().strip().split(",")
+    cpus = set()
+    for part in ranges:
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    check(cpus and len(cpus) <= os.cpu_count(), f"online CPUs {sorted(cpus)} against os.cpu_count() {os.cpu_count()}")
+    return cpus
 
 
 @test

@@ -73,11 +73,21 @@ class Cells(html.parser.HTMLParser):
             self.tables[self.title][-1] += data
 
 
+_html_reports = {}
+
+
 def html_report(kind, *extra):
     """Plots `kind`'s report as HTML, opens it in Chromium, checks what every page must be, and
-    returns ({table title: cells}, the report document or None)."""
+    returns ({table title: cells}, the report document or None, the plots' ids). Once per kind
+    and arguments: a second test asking for the same page gets what the first found."""
     if not browser.binary():
         raise Skip("chromium is not installed")
+    if (kind, extra) not in _html_reports:
+        _html_reports[(kind, extra)] = _html_report(kind, *extra)
+    return _html_reports[(kind, extra)]
+
+
+def _html_report(kind, *extra):
     source = made(kind)
     page = os.path.join(SCRATCH, f"{kind}.html")
     plot(source, *extra, "-o", page)
@@ -398,6 +408,7 @@ def without_matplotlib_it_says_what_to_install():
 
 def cleanup():
     import shutil
+    browser.close()
     shutil.rmtree(SCRATCH, ignore_errors=True)
 
 
