@@ -20,9 +20,9 @@ control_sources=(tests/fuzz/control_fuzzer.cpp src/protocols/testio/codec.cpp
          src/spec/names.cpp src/spec/spec_json.cpp src/spec/composition.cpp src/spec/rules.cpp
          src/stats/summary.cpp src/stats/sampler.cpp src/net/tcp_info.cpp src/net/nic_counters.cpp src/util/units.cpp
          src/util/digest.cpp)
-udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/udp.cpp src/stats/udp_sequence.cpp
-             src/workloads/latency/latency.cpp)
-url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp src/workloads/rpm/rpm.cpp)
+udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/udp_wire.cpp src/stats/udp_sequence.cpp
+             src/workloads/latency/latency_wire.cpp)
+url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp src/workloads/rpm/rpm_wire.cpp)
 http_sources=(tests/fuzz/http_request_fuzzer.cpp src/metrics/http_request.cpp src/metrics/probe.cpp)
 mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp src/mesh/round_book.cpp src/mesh/schedule.cpp)
 
