@@ -1,5 +1,5 @@
-// Clients that do not speak testio's protocol, served by the one server (session/server.cpp):
-// iperf3 clients, which share testio's port and are told apart by their first bytes (src/iperf3/),
+// Clients that do not speak testio's protocol, served by the one server (server/server.cpp):
+// iperf3 clients, which share testio's port and are told apart by their first bytes (src/protocols/iperf3/),
 // or plain senders, every connection of a --raw sink (raw_clients.cpp). Tests of every kind share
 // the server's slots, so "busy" means the same whoever asks; the acceptor, --allow, the door's
 // caps, signals and -1 are the server's, whoever the peer.

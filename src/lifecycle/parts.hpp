@@ -1,6 +1,6 @@
 // The workloads of one test on one side, each a part with its own spec, streams, workers,
 // measurement and report, run in one window. A test of one workload has one part; a composed
-// test (spec.with) one per workload. The lifecycles (client.cpp, server_test.cpp) start, sample,
+// test (spec.with) one per workload. The lifecycles (client_lifecycle.cpp, server_lifecycle.cpp) start, sample,
 // end and report every part together through TestParts; each part's data connections are
 // numbered after the parts before it, as the peer numbers them. Owner: the control thread.
 #pragma once

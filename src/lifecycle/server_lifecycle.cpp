@@ -1,5 +1,5 @@
 // The server's test, top to bottom: ServerTest::run() is the lifecycle, each step a function below
-// it in the order it runs, as on the client (session/client.cpp).
+// it in the order it runs, as on the client (client_lifecycle.cpp).
 #include "lifecycle/server_lifecycle.hpp"
 
 #include <chrono>

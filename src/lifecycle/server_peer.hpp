@@ -1,6 +1,6 @@
 // What a server test says to its client, one implementation per protocol: testio's control
-// protocol (server_peer.cpp, with the defaults) and a stock iperf3 client (src/iperf3/server_peer.cpp). The
-// one server lifecycle (server_test.cpp) runs the same steps for every client and asks the peer
+// protocol (protocols/testio/server_peer.cpp; the defaults are peers.cpp's) and a stock iperf3 client (protocols/iperf3/server.cpp). The
+// one server lifecycle (server_lifecycle.cpp) runs the same steps for every client and asks the peer
 // only what differs between protocols: how the test is accepted, the sentence (and the word to
 // the client) when its data connections do not all arrive, how they are tuned, the start, what
 // the client says when its part is done, how the streams end, the exchange of figures and the

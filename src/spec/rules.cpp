@@ -86,7 +86,7 @@ void check_tuning(const TestSpec& spec) {
 }
 
 // --server-bitrate-limit: what the client's pacing asks for in all against the server's cap. An
-// unpaced test asks for nothing here, as in iperf3: the server's watch (session/total_rate_cap)
+// unpaced test asks for nothing here, as in iperf3: the server's watch (lifecycle/total_rate_cap)
 // ends it once it moves more.
 void check_total_rate(const TestSpec& spec, const Limits& limits) {
   if (limits.max_total_rate_bps <= 0) return;

@@ -1,7 +1,7 @@
 // A workload is what a test does on its data connections: bulk streams, request/response,
 // transfers. Each is one unit (a folder here and a line in registry.cpp) that says which rules its
 // tests keep, how each side's streams are made, and what it adds to the report. The lifecycles
-// in session/ ask it and never branch on which one runs (docs/architecture.md).
+// in lifecycle/ ask it and never branch on which one runs (docs/architecture.md).
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // `testio -c HOST --iperf3`: a stock `iperf3 -s` as the client's peer, forward, reverse (-R) or
 // both ways (--bidir), TCP or UDP. The test runs through testio's one client lifecycle
-// (session/client.cpp); this peer speaks iperf3's control protocol around it.
+// (lifecycle/client_lifecycle.cpp); this peer speaks iperf3's control protocol around it.
 #pragma once
 
 #include <memory>

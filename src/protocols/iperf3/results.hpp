@@ -1,6 +1,6 @@
 // This side's figures of an iperf3 test, by direction, and as iperf3's results message carries
 // them; and the workload side iperf3's data run on. Both iperf3 sessions use them: the server's
-// (streams.cpp) and the client's peer (iperf3_peer.cpp).
+// (server.cpp) and the client's peer (client_peer.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// One iperf3 client's test on this server while it runs: what the door (server_door.cpp) needs
+// One iperf3 client's test on this server while it runs: what the door (server.cpp) needs
 // to hand its streams, found by cookie, to the test's ServerTest. Owner: the server's control thread.
 #pragma once
 

@@ -310,7 +310,7 @@ bool Iperf3Clients::take_datagram(const unsigned char* data, std::size_t size, c
 }  // namespace testio::iperf3
 
 // An iperf3 client as the server's peer: what its protocol says around the one server lifecycle
-// (session/server_test.cpp), and how its figures are exchanged and reported.
+// (lifecycle/server_lifecycle.cpp), and how its figures are exchanged and reported.
 namespace testio::iperf3 {
 namespace {
 

@@ -1,6 +1,6 @@
 // A stock iperf3 client as the peer of a test on this server, run by testio's one server
 // lifecycle (lifecycle::ServerTest): CREATE_STREAMS once the parameters are taken, its streams
-// gathered by cookie (or, -u, by iperf3's UDP handshake: server_door.cpp), TEST_START and
+// gathered by cookie (or, -u, by iperf3's UDP handshake: server.cpp), TEST_START and
 // TEST_RUNNING, the window the client times, TEST_END, the results both ways, DISPLAY_RESULTS and
 // IPERF_DONE. The report puts the client's counts beside this side's.
 #pragma once

@@ -1,6 +1,6 @@
 // `testio -s` serving stock iperf3 clients on its own port: the connections that begin with a
 // 37-byte cookie instead of testio's magic. A cookie the server has not seen opens a test; one of
-// a test gathering its streams is a data connection (server_door.cpp); the parameters are taken in
+// a test gathering its streams is a data connection (server.cpp); the parameters are taken in
 // server_session.cpp, and the test then runs through testio's one server lifecycle
 // (lifecycle::ServerTest) with an iperf3 peer (server_peer.cpp). Owner: the server's control thread.
 #pragma once

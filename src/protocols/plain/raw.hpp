@@ -1,6 +1,6 @@
 // --raw: plain TCP with no testio protocol. The server is a sink any nc/socat/script can send to;
 // it prints bytes, elapsed time, rate, calls and a digest of what crossed (raw_clients.cpp). (The client's side of
-// --raw is a peer of the one client lifecycle: plain_peer.cpp.)
+// --raw is a peer of the one client lifecycle: client_peer.cpp.)
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-// A UDP flow's datagram figures as the results frames carry them. Internal to control/.
+// A UDP flow's datagram figures as the results frames carry them. Internal to testio's codec (codec.cpp).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // What the control messages' parsers share: reading a typed field from a peer's JSON object,
-// each failure one ProtocolError naming the field. Internal to control/.
+// each failure one ProtocolError naming the field. Internal to testio's codec (codec.cpp).
 #pragma once
 
 #include <cstdint>
