@@ -214,7 +214,7 @@ void TestStreams::add(workloads::TestSide& side, std::uint32_t i, std::optional<
   std::shared_ptr<engines::CompletionLatch> latch = done_[layout().is_forward(i) ? 0 : 1];
   if (rx_follow_) measurement_.note_worker_cpu(i, worker->cpu());
   workloads::StreamPlace place{i, first_number_ + i, *worker, pool_.size(), measurement_.counters(i), &measurement_.digest(i),
-                               [latch] { latch->count_down(); }, server, preamble, test_id, clock_offset_ns_};
+                               [latch] { latch->count_down(); }, &server, preamble, test_id, clock_offset_ns_};
   worker->add_stream(side.make_stream(std::move(place), std::move(socket)));
 }
 

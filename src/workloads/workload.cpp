@@ -1,5 +1,8 @@
 #include "workloads/workload.hpp"
 
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
+
 #include "workloads/part.hpp"
 #include "workloads/transfers/transfers.hpp"
 

@@ -11,17 +11,18 @@
 #include <string>
 #include <string_view>
 
-#include <asio/ip/tcp.hpp>
-#include <asio/ip/udp.hpp>
-
 #include "config/config.hpp"
+#include "net/asio_fwd.hpp"
 #include "engines/stream_task.hpp"
-#include "engines/worker.hpp"
 #include "report/test_report.hpp"
 #include "spec/test_spec.hpp"
 #include "stats/counters.hpp"
 #include "util/mapped_file.hpp"
 #include "workloads/layout.hpp"
+
+namespace testio::engines {
+class Worker;
+}  // namespace testio::engines
 
 namespace testio::workloads {
 
@@ -36,7 +37,7 @@ struct StreamPlace {
   std::string* digest = nullptr;    // where a hashing stream leaves its hex digest
   engines::StreamDone done;         // the stream calls it once, on its worker, when it has ended
   // Client, for streams that open their own connections: where to, and what each says first.
-  asio::ip::tcp::endpoint server;
+  const net::TcpEndpoint* server = nullptr;  // valid while make_stream() runs; copy what is kept
   std::array<unsigned char, 24> preamble{};
   std::uint64_t test_id = 0;        // the id the server gave the test (a UDP flow's hello names it)
   std::int64_t clock_offset_ns = 0; // client: the server's clock less this one's (UDP timestamps)
@@ -58,13 +59,13 @@ class TestSide {
   // The stream of connection place.index: on `socket` (already on place.worker's io_context) for
   // Connections::before_start, without one for during_test.
   virtual std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place,
-                                                           std::optional<asio::ip::tcp::socket> socket) = 0;
+                                                           std::optional<net::TcpSocket> socket) = 0;
   // Server, during_test: a data connection naming `slot` arrived while the test runs; it belongs to
   // `worker`'s io_context (the slot's stream's worker). Empty when taken, else why it was refused.
-  virtual std::string route(std::uint32_t slot, asio::ip::tcp::socket socket, engines::Worker& worker);
+  virtual std::string route(std::uint32_t slot, net::TcpSocket socket, engines::Worker& worker);
   // Server, during_test: UDP flow `slot` said hello; `socket` (on `worker`'s io_context) is bound to
   // this server's port and connected to the flow's client. Empty when taken, else why refused.
-  virtual std::string route_flow(std::uint32_t slot, asio::ip::udp::socket socket, engines::Worker& worker);
+  virtual std::string route_flow(std::uint32_t slot, net::UdpSocket socket, engines::Worker& worker);
   // This side's report beyond the streams' figures: at the start (what the streams really use),
   // and once they have ended.
   virtual void describe_start(report::StartInfo& start) const;

@@ -1,3 +1,4 @@
+#include "engines/worker.hpp"
 #include "workloads/bulk/bulk.hpp"
 
 #include <cerrno>

@@ -5,6 +5,8 @@
 // thread that drives them) and one HttpSlot per slot (one easy handle, one transfer in flight at a
 // time, the next number taken from the plan). Owner: the worker thread, after the lifecycle made
 // them on the control thread; the tally is read by the control thread once the workers stopped.
+// (Asio only for the socket a side is offered and does not take: its slots connect through libcurl.)
+#include <asio/ip/tcp.hpp>
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engines/worker.hpp"
 #include "engines/stream_task.hpp"
 #include "net/socket_options.hpp"
 #include "net/tcp_info.hpp"
@@ -497,7 +500,7 @@ class DownloadSide final : public TestSide {
   Connections connections() const override { return Connections::during_test; }
   const char* done_message() const override { return "transfers_done"; }
 
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
+  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<net::TcpSocket>) override {
     auto* loop = dynamic_cast<CurlLoop*>(place.worker.loop());
     if (!loop) {
       tallies_.push_back(std::make_unique<HttpTally>());

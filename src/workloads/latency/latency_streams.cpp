@@ -22,6 +22,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
 
+#include "engines/worker.hpp"
 #include "config/config.hpp"
 #include "engines/stream_task.hpp"
 #include "stats/histogram.hpp"
@@ -733,7 +734,7 @@ ProbeSettings settings_for(const LatencySpec& latency, ProbeKind kind, const Str
   settings.size = static_cast<std::size_t>(kind == ProbeKind::connect ? 1 : latency.probe_size);
   settings.test_id = place.test_id;
   settings.number = place.number;
-  settings.server = place.server;
+  settings.server = *place.server;
   settings.preamble = place.preamble;
   settings.clock_offset_ns = place.clock_offset_ns;
   return settings;

@@ -8,6 +8,8 @@
 // connection each second until goodput is stable or 16 are open, and sends probe pairs at a fixed
 // rate; each second closes an interval of the RpmMeter. Owner: its worker's thread; the control
 // thread reads the results once the worker stopped.
+// (Asio only for the socket a side is offered and does not take: its slots connect through libcurl.)
+#include <asio/ip/tcp.hpp>
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engines/worker.hpp"
 #include "engines/stream_task.hpp"
 #include "stats/counters.hpp"
 #include "util/log.hpp"
@@ -480,7 +483,7 @@ class RpmSide final : public TestSide {
                    " a second)";
   }
 
-  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
+  std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<net::TcpSocket>) override {
     auto run = std::make_unique<RpmRun>(place.counters, std::move(place.done));
     place.worker.set_loop(std::make_unique<RpmLoop>(plan_, *run, results_, error_));
     return run;

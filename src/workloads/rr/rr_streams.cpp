@@ -19,6 +19,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
 
+#include "engines/worker.hpp"
 #include "engines/blocking_socket.hpp"
 #include "engines/stream_task.hpp"
 #include "stats/counters.hpp"

@@ -25,6 +25,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/write.hpp>
 
+#include "engines/worker.hpp"
 #include "engines/stream_task.hpp"
 #include "net/socket_options.hpp"
 #include "net/tcp_info.hpp"
@@ -563,7 +564,7 @@ class DownloadSide final : public TestSide {
   void describe_start(report::StartInfo& start) const override { start.extent = transfers_extent(spec_); }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<tcp::socket>) override {
-    if (!plan_) plan_ = make_transfer_plan(config_, spec_, place.server);
+    if (!plan_) plan_ = make_transfer_plan(config_, spec_, *place.server);
     return std::make_unique<TransferClient>(place.worker.context(), place.counters, *plan_, place.preamble,
                                             tallies_[place.index], std::move(place.done),
                                             place.worker.scratch(plan_->read_size));

@@ -19,10 +19,12 @@
 #include <string>
 #include <vector>
 
+#include <asio/ip/tcp.hpp>
 #include <asio/ip/udp.hpp>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 
+#include "engines/worker.hpp"
 #include "engines/stream_task.hpp"
 #include "net/socket_options.hpp"
 #include "net/udp_socket.hpp"
@@ -240,13 +242,13 @@ class UdpReceiver final : public UdpFlow {
 UdpFlow::UdpFlow(StreamPlace& place, FlowSettings settings, FastPaths& paths)
     : context_(place.worker.context()),
       socket_(context_),
-      server_(udp_endpoint(place.server)),
+      server_(udp_endpoint(*place.server)),
       counters_(place.counters),
       settings_(settings),
       paths_(paths),
       timer_(context_),
       done_(std::move(place.done)),
-      client_(place.server.port() != 0),
+      client_(place.server->port() != 0),
       watchdog_(context_) {}
 
 void UdpFlow::begin(const engines::TestClock& clock) {
@@ -754,7 +756,7 @@ class UdpSide final : public TestSide {
   void describe_start(report::StartInfo& start) const override { start.datagrams = true; }
 
   std::unique_ptr<engines::StreamTask> make_stream(StreamPlace place, std::optional<asio::ip::tcp::socket>) override {
-    if (place.server.address().is_v4() && spec_.buffer > kMaxPayloadV4)
+    if (place.server->address().is_v4() && spec_.buffer > kMaxPayloadV4)
       throw std::runtime_error("-l " + std::to_string(spec_.buffer) +
                                " is more than a UDP datagram over IPv4 holds: at most 65507 bytes");
     const FlowSettings settings = settings_for(place);
