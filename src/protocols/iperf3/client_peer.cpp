@@ -34,8 +34,8 @@ using namespace std::chrono_literals;
 using workloads::Side;
 
 constexpr auto kHandshakeLimit = 10s;
-constexpr auto kResultsLimit = 30s;
-constexpr auto kDrainLimit = 5s;        // for the server's streams to close after TEST_END
+constexpr auto kServerResultsLimit = 30s;
+constexpr auto kServerStreamsLimit = 5s;        // for the server's streams to close after TEST_END
 constexpr auto kSenderStopLimit = 5s;   // for our senders to stop after the window
 constexpr auto kWindowGrace = 20s;      // beyond -O + -t: the senders' stop and settle() take up to 10 s
 constexpr auto kForever = std::chrono::hours(24 * 365);
@@ -103,7 +103,7 @@ std::uint64_t unacknowledged(const std::vector<int>& send_fds) noexcept {
 }
 
 // Bytes received so far on the connections this side reads (polled: nothing allocated).
-std::uint64_t received_total(lifecycle::TestStreams& streams) {
+std::uint64_t received_here(lifecycle::TestStreams& streams) {
   const workloads::DirectionLayout& layout = streams.layout();
   std::uint64_t total = 0;
   for (std::uint32_t connection = 0; connection < layout.total(); ++connection)
@@ -245,7 +245,7 @@ asio::awaitable<bool> Iperf3Peer::run_window(lifecycle::TestParts& parts, const 
     parts.end_window();
   }
   if (sends) co_await streams.done(true).wait(receive_total ? kForever : kSenderStopLimit);
-  while (receive_total && received_total(streams) < receive_total && !ended_early_) {
+  while (receive_total && received_here(streams) < receive_total && !ended_early_) {
     window_->expires_after(2ms);
     co_await window_->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   }
@@ -276,12 +276,12 @@ asio::awaitable<void> Iperf3Peer::settle() {
 asio::awaitable<void> Iperf3Peer::conclude(lifecycle::TestParts& parts) {
   lifecycle::TestStreams& streams = *parts.front().streams;
   co_await control_->write_state(State::test_end);
-  State state = co_await control_->read_state(kResultsLimit, "waiting for EXCHANGE_RESULTS");
+  State state = co_await control_->read_state(kServerResultsLimit, "waiting for EXCHANGE_RESULTS");
   expect_state(state, State::exchange_results, "after TEST_END");
   bool drained = true;
-  if (streams.layout().count(false)) drained = co_await streams.done(false).wait(kDrainLimit);
+  if (streams.layout().count(false)) drained = co_await streams.done(false).wait(kServerStreamsLimit);
   if (!drained)
-    spdlog::warn("the iperf3 server's streams had not closed {} s after TEST_END", kDrainLimit.count());
+    spdlog::warn("the iperf3 server's streams had not closed {} s after TEST_END", kServerStreamsLimit.count());
   co_await streams.done(true).wait(kSenderStopLimit);
 }
 
@@ -294,9 +294,9 @@ asio::awaitable<std::optional<lifecycle::DirectedResults>> Iperf3Peer::exchange(
   std::string ours = to_json(results_of(sent, received, layout.total(), params_.udp));
   co_await control_->write_json(std::move(ours));
   std::string theirs =
-      co_await control_->read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 server's results");
+      co_await control_->read_json(kServerResultsLimit, kMaxResultsJson, "waiting for the iperf3 server's results");
   server_results_ = parse_results(theirs, stream_ids(params_.connections()));
-  State state = co_await control_->read_state(kResultsLimit, "waiting for DISPLAY_RESULTS");
+  State state = co_await control_->read_state(kServerResultsLimit, "waiting for DISPLAY_RESULTS");
   expect_state(state, State::display_results, "after the results");
   co_await control_->write_state(State::iperf_done);
   co_return std::nullopt;

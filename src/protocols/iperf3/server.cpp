@@ -318,15 +318,15 @@ using asio::ip::tcp;
 using namespace std::chrono_literals;
 using workloads::Side;
 
-constexpr auto kWindowGrace = 40s;    // beyond -t + -O before a silent client is given up on
-constexpr auto kResultsLimit = 10s;   // for the client's results after EXCHANGE_RESULTS
-constexpr auto kDrainLimit = 5s;      // for the bytes the client says it sent to arrive
+constexpr auto kClientSilenceGrace = 40s;    // beyond -t + -O before a silent client is given up on
+constexpr auto kClientResultsLimit = 10s;   // for the client's results after EXCHANGE_RESULTS
+constexpr auto kClientBytesLimit = 5s;      // for the bytes the client says it sent to arrive
 constexpr auto kDoneLimit = 5s;       // for IPERF_DONE after DISPLAY_RESULTS
 
 std::chrono::steady_clock::duration test_end_limit(const Params& params) {
   if (params.total_bytes()) return std::chrono::hours(24 * 365);  // a vanished client closes its connection
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-             std::chrono::duration<double>(params.omit_s + params.time_s)) + kWindowGrace;
+             std::chrono::duration<double>(params.omit_s + params.time_s)) + kClientSilenceGrace;
 }
 
 bool receives(const workloads::DirectionLayout& layout, std::uint32_t connection) noexcept {
@@ -493,17 +493,17 @@ asio::awaitable<void> Iperf3ServerPeer::conclude(lifecycle::TestParts& parts) {
   lifecycle::TestStreams& streams = *parts.front().streams;
   co_await control_.write_state(State::exchange_results);
   std::string client_body =
-      co_await control_.read_json(kResultsLimit, kMaxResultsJson, "waiting for the iperf3 client's results");
+      co_await control_.read_json(kClientResultsLimit, kMaxResultsJson, "waiting for the iperf3 client's results");
   client_ = parse_results(client_body, stream_ids(params_.connections()));
   // The server reads the forward direction (the client's sending) and sends the reverse one.
   const bool receives = streams.layout().count(true) > 0;
   if (params_.udp) {
     // Datagrams lost on the way never come: the receivers end once their flows fall quiet.
-    if (receives) co_await streams.done(true).wait(kDrainLimit);
-  } else if (!co_await counted_everything(streams, client_, params_.omit_s > 0, kDrainLimit)) {
+    if (receives) co_await streams.done(true).wait(kClientBytesLimit);
+  } else if (!co_await counted_everything(streams, client_, params_.omit_s > 0, kClientBytesLimit)) {
     spdlog::warn("the iperf3 client from {} reports more bytes sent than arrived here", name_);
   }
-  co_await streams.done(false).wait(kDrainLimit);
+  co_await streams.done(false).wait(kClientBytesLimit);
 }
 
 // Ours, with every connection by its iperf3 id; then DISPLAY_RESULTS and the client's IPERF_DONE.

@@ -19,7 +19,7 @@ using lifecycle::TestParts;
 
 namespace {
 
-constexpr auto kWindowGrace = 60s;   // beyond -O + -t before an idle client is given up on
+constexpr auto kIdleClientGrace = 60s;   // beyond -O + -t before an idle client is given up on
 constexpr auto kDrainLimit = 30s;    // from the client's figures to the end of every stream
 
 class TestioServerPeer final : public ServerPeer {
@@ -65,7 +65,7 @@ asio::awaitable<void> TestioServerPeer::client_done(TestParts& parts, const spec
   TestPart& first = parts.front();
   control_.allow_frames_up_to(figures_frame_bound(first.connections(), 0));  // totals only, no intervals
   for (;;) {
-    nlohmann::json message = co_await control_.read(engines::run_limit(spec, kWindowGrace));
+    nlohmann::json message = co_await control_.read(engines::run_limit(spec, kIdleClientGrace));
     if (!is_stop(message)) {
       first.theirs = parse_directed_results(message, first.side->done_message(), first.layout.forward,
                                                      first.layout.reverse);
