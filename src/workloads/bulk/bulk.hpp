@@ -6,19 +6,7 @@
 
 #include <memory>
 
-namespace testio::config {
-struct Config;
-}  // namespace testio::config
-
-namespace testio::spec {
-struct TestSpec;
-}  // namespace testio::spec
-
-namespace testio::workloads {
-enum class Side;
-class TestSide;
-class Workload;
-}  // namespace testio::workloads
+#include "workloads/forward.hpp"
 
 namespace testio::workloads::bulk {
 

@@ -11,22 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "workloads/forward.hpp"
+
 // libcurl's easy handle, as <curl/curl.h> declares it (a typedef may be repeated): that header
 // stays in the units that call libcurl.
 typedef void CURL;
-
-namespace testio::config {
-struct Config;
-}  // namespace testio::config
-
-namespace testio::spec {
-struct TestSpec;
-}  // namespace testio::spec
-
-namespace testio::workloads {
-class TestSide;
-class Workload;
-}  // namespace testio::workloads
 
 namespace testio::workloads::http {
 

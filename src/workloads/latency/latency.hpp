@@ -18,30 +18,7 @@
 
 #include "stats/histogram.hpp"
 #include "stats/peer_clock.hpp"
-
-namespace testio::config {
-struct Config;
-}  // namespace testio::config
-
-namespace testio::options {
-struct GivenOptions;
-class OptionTable;
-class ParsedOptions;
-}  // namespace testio::options
-
-namespace testio::report {
-class Section;
-struct TestReport;
-}  // namespace testio::report
-
-namespace testio::spec {
-struct TestSpec;
-}  // namespace testio::spec
-
-namespace testio::workloads {
-class TestSide;
-class Workload;
-}  // namespace testio::workloads
+#include "workloads/forward.hpp"
 
 namespace testio::workloads::latency {
 

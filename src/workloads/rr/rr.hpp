@@ -12,11 +12,7 @@
 #include "report/section.hpp"
 #include "spec/test_spec.hpp"
 #include "stats/histogram.hpp"
-
-namespace testio::workloads {
-class TestSide;
-class Workload;
-}  // namespace testio::workloads
+#include "workloads/forward.hpp"
 
 namespace testio::workloads::rr {
 

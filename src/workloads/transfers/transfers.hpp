@@ -15,15 +15,7 @@
 #include "options/option_table.hpp"
 #include "report/section.hpp"
 #include "spec/test_spec.hpp"
-
-namespace testio::util {
-class MappedFile;
-}  // namespace testio::util
-
-namespace testio::workloads {
-class TestSide;
-class Workload;
-}  // namespace testio::workloads
+#include "workloads/forward.hpp"
 
 namespace testio::workloads::transfers {
 

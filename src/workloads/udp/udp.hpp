@@ -12,30 +12,7 @@
 #include <vector>
 
 #include "net/udp_counters.hpp"
-
-namespace testio::config {
-struct Config;
-}  // namespace testio::config
-
-namespace testio::options {
-struct GivenOptions;
-class OptionTable;
-class ParsedOptions;
-}  // namespace testio::options
-
-namespace testio::report {
-class Section;
-}  // namespace testio::report
-
-namespace testio::spec {
-struct TestSpec;
-}  // namespace testio::spec
-
-namespace testio::workloads {
-enum class Side;
-class TestSide;
-class Workload;
-}  // namespace testio::workloads
+#include "workloads/forward.hpp"
 
 namespace testio::workloads::udp {
 
