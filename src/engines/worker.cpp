@@ -1,11 +1,19 @@
+// The workers: one thread with its own io_context and streams, T of them dealt round-robin
+// (WorkerPool), and the latch the control thread awaits while the streams count down on them.
 #include "engines/worker.hpp"
-
-#include <pthread.h>
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include <asio/post.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+#include <pthread.h>
+
+#include "engines/completion_latch.hpp"
+#include "engines/worker_pool.hpp"
 
 namespace testio::engines {
 
@@ -88,6 +96,68 @@ void Worker::stop() noexcept {
     thread_.join();
   }
   streams_.clear();
+}
+
+}  // namespace testio::engines
+
+namespace testio::engines {
+
+WorkerPool::WorkerPool(unsigned threads, const std::vector<std::uint32_t>& cpus) {
+  workers_.reserve(threads);
+  placed_.assign(threads, 0);
+  for (unsigned i = 0; i < threads; ++i)
+    workers_.push_back(std::make_unique<Worker>(i, cpus.empty() ? -1 : static_cast<int>(cpus[i % cpus.size()])));
+}
+
+Worker& WorkerPool::worker_for_stream(std::uint32_t stream) noexcept {
+  return *workers_[stream % workers_.size()];
+}
+
+Worker* WorkerPool::worker_on_cpu(int cpu) noexcept {
+  if (cpu < 0) return nullptr;
+  std::size_t best = workers_.size();
+  for (std::size_t k = 0; k < workers_.size(); ++k)
+    if (workers_[k]->cpu() == cpu && (best == workers_.size() || placed_[k] < placed_[best])) best = k;
+  if (best == workers_.size()) return nullptr;
+  ++placed_[best];
+  return workers_[best].get();
+}
+
+void WorkerPool::start() {
+  for (auto& worker : workers_) worker->start();
+}
+
+void WorkerPool::begin(TestClock clock) {
+  for (auto& worker : workers_) worker->begin_streams(clock);
+}
+
+void WorkerPool::end_window() {
+  for (auto& worker : workers_) worker->end_window();
+}
+
+void WorkerPool::stop() noexcept {
+  for (auto& worker : workers_) worker->stop();
+}
+
+}  // namespace testio::engines
+
+namespace testio::engines {
+
+void CompletionLatch::count_down() noexcept {
+  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // The timer is touched only on its own executor: a waiting coroutine wakes when it is cancelled.
+  asio::post(timer_.get_executor(), [self = shared_from_this()] {
+    self->reached_ = true;
+    self->timer_.cancel();
+  });
+}
+
+asio::awaitable<bool> CompletionLatch::wait(std::chrono::steady_clock::duration limit) {
+  if (reached_) co_return true;
+  timer_.expires_after(limit);
+  asio::error_code ignored;
+  co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  co_return reached_;
 }
 
 }  // namespace testio::engines
