@@ -323,27 +323,13 @@ class Tshark:
         self.err.seek(0)
         return self.err.read()
 
-    def _lines(self):
-        self.out.seek(0)
-        return self.out.read().splitlines()
-
-    def rows(self, stop=True):
-        """Each packet's fields so far, once what the kernel holds for tshark is in; tshark stops
-        unless `stop` is false. Then, the traffic over, the rows are those once tshark has caught
-        up: its output (a line a packet, each flushed) has not grown for half a second."""
+    def rows(self):
+        """Each packet's fields, once what the kernel holds for tshark is in and it has stopped."""
         time.sleep(1)  # what the kernel holds for tshark
-        if stop:
-            self.process.terminate()
-            self.process.wait(20)
-            return [line.split("\t") for line in self._lines()]
-        counts = [len(self._lines())]
-
-        def caught_up():
-            time.sleep(0.5)
-            counts.append(len(self._lines()))
-            return counts[-1] == counts[-2]
-        harness.wait_until(caught_up, 20, "tshark to print the packets captured")
-        return [line.split("\t") for line in self._lines()[:counts[-1]]]
+        self.process.terminate()
+        self.process.wait(20)
+        self.out.seek(0)
+        return [line.split("\t") for line in self.out.read().splitlines()]
 
 
 class Capture(Tshark):
@@ -353,29 +339,23 @@ class Capture(Tshark):
     def __init__(self, port):
         super().__init__(f"tcp port {port}", "ip.dsfield", "tcp.srcport", "tcp.dstport", "tcp.len", "tcp.flags.syn")
 
-    def packets(self, stop=True):
+    def packets(self):
         return [(int(r[0], 0), int(r[1]), int(r[2]), int(r[3] or 0))
-                for r in self.rows(stop) if len(r) == 5 and r[0] and r[4] not in ("1", "True")]
+                for r in self.rows() if len(r) == 5 and r[0] and r[4] not in ("1", "True")]
 
 
-def client_ports(packets, server_port):
-    return {destination if source == int(server_port) else source for _, source, destination, _ in packets}
-
-
-def data_connection(packets, server_port, leaving_out=()):
-    """Both directions of the connection that carried the most payload, but for those from the
-    client ports `leaving_out`."""
+def data_connection(packets, server_port):
+    """Both directions of the connection that carried the most payload."""
     carried = {}
     for _, source, destination, length in packets:
         client_port = destination if source == int(server_port) else source
-        if client_port not in leaving_out:
-            carried[client_port] = carried.get(client_port, 0) + length
+        carried[client_port] = carried.get(client_port, 0) + length
     busiest = max(carried, key=carried.get)
     return [p for p in packets if busiest in (p[1], p[2])]
 
 
-def marked_both_ways(packets, server_port, tos, what, leaving_out=()):
-    connection = data_connection(packets, server_port, leaving_out)
+def marked_both_ways(packets, server_port, tos, what):
+    connection = data_connection(packets, server_port)
     to_server = [p for p in connection if p[2] == int(server_port)]
     to_client = [p for p in connection if p[1] == int(server_port)]
     check(to_server and to_client, f"{what}: no packets both ways")
@@ -396,22 +376,15 @@ def tos_is_on_both_sides_data_packets_on_the_wire():
     if os.geteuid() != 0:
         raise harness.Skip("capturing on lo needs root")
     with Server() as server:
-        # One capture for the three tests, each judged on its own connections: those from client
-        # ports that the tests before it did not use.
+        for args, tos in ((["-S", "0x10"], 0x10), (["-R", "--dscp", "ef"], 46 << 2)):
+            capture = Capture(server.port)
+            harness.client(server, "-t", "1", *args)
+            marked_both_ways(capture.packets(), server.port, tos, " ".join(args))
         capture = Capture(server.port)
-        try:
-            earlier = set()
-            for args, tos in ((["-S", "0x10"], 0x10), (["-R", "--dscp", "ef"], 46 << 2)):
-                harness.client(server, "-t", "1", *args)
-                packets = capture.packets(stop=False)
-                marked_both_ways(packets, server.port, tos, " ".join(args), earlier)
-                earlier |= client_ports(packets, server.port)
-            done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-S", "0x10"],
-                                  capture_output=True, text=True, timeout=60)
-            check(done.returncode == 0, done.stderr)
-        finally:
-            packets = capture.packets()
-        marked_both_ways(packets, server.port, 0x10, "iperf3 -S 0x10 against testio -s", earlier)
+        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-S", "0x10"],
+                              capture_output=True, text=True, timeout=60)
+        check(done.returncode == 0, done.stderr)
+        marked_both_ways(capture.packets(), server.port, 0x10, "iperf3 -S 0x10 against testio -s")
 
 
 @test
