@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   try {
     exit_code = run(config, reporting, out, options);
   } catch (const std::exception& error) {
-    spdlog::error("{}", error.what());
+    testio::util::log_error("{}", error.what());
     reporting.error(error.what());
   }
   if (textfile && !textfile->finish(exit_code)) return kExitRuntime;

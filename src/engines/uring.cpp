@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include <spdlog/spdlog.h>
+#include "util/log.hpp"
 
 #include "engines/blocking_socket.hpp"
 #include "engines/uring_buffers.hpp"
@@ -99,7 +99,7 @@ void UringLoop::no_multishot_receives(const char* why) {
   multishot_receives_ = false;
   static std::atomic<bool> warned{false};
   if (!warned.exchange(true))
-    spdlog::warn("--engine uring: receiving with one operation per completion: {}", why);
+    util::log_warn("--engine uring: receiving with one operation per completion: {}", why);
 }
 
 io_uring_sqe& UringLoop::next_entry() {

@@ -202,7 +202,7 @@ void warn_fallback(spec::RecvMode mode, const char* why) {
   static std::atomic<bool> warned_splice{false}, warned_mmap{false};
   std::atomic<bool>& warned = mode == spec::RecvMode::splice ? warned_splice : warned_mmap;
   if (warned.exchange(true)) return;
-  spdlog::warn("--recv-mode {} is not available here ({}); reading with recv_into instead, counted as copied",
+  util::log_warn("--recv-mode {} is not available here ({}); reading with recv_into instead, counted as copied",
                spec::to_string(mode), why);
 }
 

@@ -47,13 +47,13 @@ bool log_failures(const report::TestReport& direction, std::uint32_t first_conne
   const char* receiver = direction.start.local_is_sender ? "the server" : "the client";
   bool failed = false;
   for (std::uint32_t stream : direction.mismatched_streams) {
-    spdlog::error("connection {}: {} sent {} bytes but {} received {}", first_connection + stream + 1, sender,
+    util::log_error("connection {}: {} sent {} bytes but {} received {}", first_connection + stream + 1, sender,
                   direction.sender.totals[stream].bytes, receiver, direction.receiver.totals[stream].bytes);
     failed = true;
   }
   std::size_t failed_streams = stats::summarize(direction.sender.totals).failed_streams +
                                stats::summarize(direction.receiver.totals).failed_streams;
-  if (failed_streams) spdlog::error("{} connections ended with an error", failed_streams);
+  if (failed_streams) util::log_error("{} connections ended with an error", failed_streams);
   return failed || failed_streams;
 }
 
@@ -139,7 +139,7 @@ asio::awaitable<void> ClientTest::handshake() {
   if (config_.spread_even) {
     spreader_.emplace(path_.control_local->data(), server.data());
     if (spreader_->devices().empty())
-      spdlog::warn("--spread even: {}; the flows go where the kernel puts them", spreader_->why_not());
+      util::log_warn("--spread even: {}; the flows go where the kernel puts them", spreader_->why_not());
   }
 }
 
@@ -151,9 +151,9 @@ asio::awaitable<void> ClientTest::open_streams() {
   report::StartInfo& first = parts_->front().start;
   first.spec.with = spec_.with;  // the whole test: a report's start.testio.spec runs it again
   if (spreader_ && spread_turn_) first.spread_asked = spreader_->split(spread_turn_);
-  if (!clamp_warning_.empty()) spdlog::warn("{}", clamp_warning_);
+  if (!clamp_warning_.empty()) util::log_warn("{}", clamp_warning_);
   if (mptcp_fell_back_)
-    spdlog::warn("--mptcp: {} of {} data connections fell back to plain TCP: the server does not listen "
+    util::log_warn("--mptcp: {} of {} data connections fell back to plain TCP: the server does not listen "
                  "for MPTCP (testio -s --mptcp)", mptcp_fell_back_, parts_->connections());
 }
 
@@ -177,7 +177,7 @@ asio::awaitable<void> ClientTest::open_part(TestPart& part, asio::any_io_executo
     part.streams->add(*part.side, i, std::move(socket), server, peer_.preamble(part.first + i), peer_.test_id());
     if (flow)
       if (std::string refused = part.streams->route_flow(*part.side, i, std::move(*flow)); !refused.empty())
-        spdlog::warn("{}", refused);
+        util::log_warn("{}", refused);
   }
   part.side->describe_start(start);
   part.streams->start();
@@ -231,7 +231,7 @@ asio::awaitable<void> ClientTest::start() {
   const bool live_forward = first.layout.live_forward();
   reporter_.start(direction_start(first.start, first.layout.connections(live_forward),
                                   first.layout.sends(Side::client, live_forward)));
-  spdlog::info("test started: {} connections over {} threads", parts_->connections(), parts_->threads());
+  util::log_info("test started: {} connections over {} threads", parts_->connections(), parts_->threads());
 }
 
 // Until the window is over, as the peer tells it (by default: every stream has ended), while
@@ -275,11 +275,11 @@ asio::awaitable<void> ClientTest::wind_down() {
     co_await parts_->all_done(kSenderStopLimit);
     for (TestPart& part : *parts_)
       if (!part.mine) part.mine = part.streams->measurement().finish(Side::client);
-    spdlog::error("{}", ended_because_);
+    util::log_error("{}", ended_because_);
   } else if (interruption_.signal) {
     incomplete_ = true;
     ended_because_ = interruption_text(interruption_.signal);
-    spdlog::warn("{}: the figures cover the time run", ended_because_);
+    util::log_warn("{}: the figures cover the time run", ended_because_);
   }
   parts_->stop();
 }
@@ -306,7 +306,7 @@ int ClientTest::report() {
   if (incomplete_) return 1;
   for (std::size_t k = 0; k < parts_->size(); ++k)
     if (std::string why = (*parts_)[k].side->failure(k == 0 ? whole : whole.with[k - 1]); !why.empty()) {
-      spdlog::error("{}", why);
+      util::log_error("{}", why);
       failed = true;
     }
   return failed ? 1 : 0;
@@ -345,12 +345,12 @@ int run_client_test(const ClientRun& test, report::Reporter& reporter, const Des
     if (error) return;
     if (interruption.signal == 0 && interruption.end_window) {
       interruption.signal = signal;
-      spdlog::warn("{}: ending the test early", signal == SIGINT ? "SIGINT" : "SIGTERM");
+      util::log_warn("{}: ending the test early", signal == SIGINT ? "SIGINT" : "SIGTERM");
       interruption.end_window();
       signals.async_wait(on_signal);
       return;
     }
-    spdlog::error("{}: stopped", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    util::log_error("{}: stopped", signal == SIGINT ? "SIGINT" : "SIGTERM");
     exit_code = 1;
     io.stop();
   };
@@ -365,7 +365,7 @@ int run_client_test(const ClientRun& test, report::Reporter& reporter, const Des
       std::rethrow_exception(failure);
     } catch (const std::exception& error) {
       std::string message = describe(error);
-      spdlog::error("{}", message);
+      util::log_error("{}", message);
       reporter.error(message);
     }
   });

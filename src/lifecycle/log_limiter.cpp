@@ -13,7 +13,7 @@ void LogLimiter::warn(const std::string& key, const std::string& line) {
   Reason& reason = reasons_[key];
   const auto now = std::chrono::steady_clock::now();
   if (now - reason.last_line >= kQuiet && reason.held == 0) {
-    spdlog::warn("{}", line);
+    util::log_warn("{}", line);
     reason.last_line = now;
     return;
   }
@@ -28,9 +28,9 @@ void LogLimiter::warn(const std::string& key, const std::string& line) {
 
 void LogLimiter::print_held(Reason& reason) {
   if (reason.held == 1)
-    spdlog::warn("{}", reason.last);
+    util::log_warn("{}", reason.last);
   else if (reason.held > 1)
-    spdlog::warn("{} (and {} more like it in the last second)", reason.last, reason.held - 1);
+    util::log_warn("{} (and {} more like it in the last second)", reason.last, reason.held - 1);
   reason.held = 0;
   reason.last_line = std::chrono::steady_clock::now();
   reason.flush.reset();

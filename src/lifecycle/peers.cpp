@@ -86,7 +86,7 @@ engines::TestClock ServerPeer::clock(const spec::TestSpec& spec) {
 asio::awaitable<void> ServerPeer::conclude(TestParts& parts) {
   const bool drained = co_await parts.all_done(kDrainLimit);
   if (!drained)
-    spdlog::warn("{} connections had not ended {} s after the client finished", parts.remaining(),
+    util::log_warn("{} connections had not ended {} s after the client finished", parts.remaining(),
                  std::chrono::duration_cast<std::chrono::seconds>(kDrainLimit).count());
 }
 

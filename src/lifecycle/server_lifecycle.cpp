@@ -169,7 +169,7 @@ void ServerTest::open_streams(ServerPeer& peer) {
   sockets_.clear();
   flows_.clear();
   parts_.front().start.spec.with = request_.spec.with;  // the whole test, as the client's report has it
-  for (const std::string& warning : warnings) spdlog::warn("{}", warning);
+  for (const std::string& warning : warnings) util::log_warn("{}", warning);
 }
 
 void ServerTest::open_part(TestPart& part, ServerPeer& peer, std::vector<std::string>& warnings) {

@@ -80,7 +80,7 @@ asio::awaitable<HttpResponse> Exporter::probe(const HttpRequest& request) {
   const std::string target = *request.parameter("target");
   if (running_ >= config_.max_probes) {
     ++refused_;
-    spdlog::warn("probe of {} refused: {} already running", target, running_);
+    util::log_warn("probe of {} refused: {} already running", target, running_);
     co_return failed_probe(std::to_string(running_) + " probes are already running (--max-probes " +
                            std::to_string(config_.max_probes) + ")");
   }
@@ -115,8 +115,8 @@ asio::awaitable<HttpResponse> Exporter::run(const Probe& probe, const std::strin
   }
   const bool succeeded = end.started && !end.killed_at_deadline && end.exit_code == 0;
   (succeeded ? succeeded_ : failed_) += 1;
-  if (!succeeded) spdlog::warn("probe of {} failed: {}", target, failure_of(end, probe, stderr_text));
-  else spdlog::info("probe of {} succeeded in {:.1f} s", target, took_s);
+  if (!succeeded) util::log_warn("probe of {} failed: {}", target, failure_of(end, probe, stderr_text));
+  else util::log_info("probe of {} succeeded in {:.1f} s", target, took_s);
   if (metrics.empty() || end.killed_at_deadline) co_return failed_probe(failure_of(end, probe, stderr_text));
   Exposition duration;
   duration.single("testio_probe_duration_seconds", G::gauge, "How long the probe took, connecting included", took_s);
@@ -138,7 +138,7 @@ std::string Exporter::own_metrics() const {
 int run_exporter(const config::ExporterConfig& config) {
   asio::io_context io(1);
   Exporter exporter(io, config);
-  spdlog::info("exporter listening on {} (port {}); probes run {}", config.listen, exporter.listener().port(),
+  util::log_info("exporter listening on {} (port {}); probes run {}", config.listen, exporter.listener().port(),
                config.binary);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer settle(io);

@@ -29,7 +29,7 @@ void open_metrics_endpoint(asio::io_context& io, const std::string& address, Ser
     if (request.path == "/metrics") co_return metrics::HttpResponse{200, metrics::kContentType, server.metrics_text()};
     co_return metrics::plain_response(404, request.path + " is not served here; try /metrics");
   }, "metrics");
-  spdlog::info("metrics on port {} ({}/metrics)", endpoint->port(), address);
+  util::log_info("metrics on port {} ({}/metrics)", endpoint->port(), address);
   asio::co_spawn(io, endpoint->serve(), asio::detached);
 }
 

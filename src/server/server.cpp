@@ -67,7 +67,7 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
     bool readable_by_others = false;
     key_ = control::load_psk(config.psk_file, readable_by_others);
     if (readable_by_others)
-      spdlog::warn("key file {} is readable by group or others; chmod 600 it", config.psk_file);
+      util::log_warn("key file {} is readable by group or others; chmod 600 it", config.psk_file);
   }
 }
 
@@ -81,7 +81,7 @@ void Server::stop() noexcept {
 
 asio::awaitable<void> Server::serve() {
   const std::string endpoint = control::endpoint_text(acceptor_.local_endpoint());
-  spdlog::info("{}", foreign_ ? foreign_->listening(endpoint) : "listening on " + endpoint);
+  util::log_info("{}", foreign_ ? foreign_->listening(endpoint) : "listening on " + endpoint);
   // A peer whose every connection is a whole test takes one connection with -1.
   const bool one_connection = config_.one_off && foreign_ && foreign_->takes_every_connection();
   if (udp_door_.open()) asio::co_spawn(io_, udp_door_.serve(), asio::detached);
@@ -203,7 +203,7 @@ asio::awaitable<void> Server::handle_connection(tcp::socket socket) {
         std::string message = "the client speaks testio protocol version " +
                               std::to_string(decoded.preamble.version) + " and this server version " +
                               std::to_string(control::kProtocolVersion) + ": run the same testio release on both";
-        spdlog::warn("connection from {}: {}", peer, message);
+        util::log_warn("connection from {}: {}", peer, message);
         reporter_.refused(metrics::Refusal::version);
         control::ControlChannel control(std::move(socket), config_.limits.max_frame);
         co_await control::send_error(control, message, "version");
@@ -244,7 +244,7 @@ int run_server(const config::Config& config, metrics::ServerMetrics& metrics, Fo
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& error, int signal) {
     if (error) return;
-    spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    util::log_info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
     server.stop();
     if (endpoint) endpoint->stop();
     io.stop();
@@ -257,7 +257,7 @@ int run_server(const config::Config& config, metrics::ServerMetrics& metrics, Fo
         std::chrono::duration<double>(config.idle_timeout_s)));
     idle.async_wait([&](const asio::error_code& error) {
       if (error || metrics.tests_begun() > 0) return;
-      spdlog::info("no test within {} s (--idle-timeout): exiting", config.idle_timeout_s);
+      util::log_info("no test within {} s (--idle-timeout): exiting", config.idle_timeout_s);
       signals.cancel();
       server.stop();
       if (endpoint) endpoint->stop();
@@ -395,7 +395,7 @@ asio::awaitable<std::string> Server::take_slot(control::ControlChannel& control,
     co_return busy_refusal();
   }
   TestSlots::Place place(slots_, io_.get_executor(), admission.connections);
-  spdlog::info("{} waits: {} ahead", admission.who, tests_text(place.ahead()));
+  util::log_info("{} waits: {} ahead", admission.who, tests_text(place.ahead()));
   const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(max_wait_s));
   // The client may leave, or stop, while it waits: its heartbeats say it is there.
@@ -444,7 +444,7 @@ asio::awaitable<std::optional<Server::Admission>> Server::admit_request(control:
     reporter_.refused(metrics::Refusal::invalid);
   }
   if (!failure.empty()) {
-    spdlog::warn("test from {} ended: {}", peer, failure);
+    util::log_warn("test from {} ended: {}", peer, failure);
     if (!code.empty()) co_await control::send_error(control, failure, code);
     if (config_.one_off) {  // -1's one test was this request
       exit_code_ = 1;
@@ -458,9 +458,9 @@ asio::awaitable<std::optional<Server::Admission>> Server::admit_request(control:
   admission.connections = connections_of(admission.request.spec);
   admission.report = reporter_.test_report(peer);
   admission.who = "test #" + std::to_string(admission.report->number()) + " from " + peer;
-  spdlog::info("{}: {}", admission.who, workloads::describe(admission.request.spec));
+  util::log_info("{}: {}", admission.who, workloads::describe(admission.request.spec));
   if (std::string refusal = cap_refusal(admission.peer, admission.connections); !refusal.empty()) {
-    spdlog::info("refused {}: {}", admission.who, refusal);
+    util::log_info("refused {}: {}", admission.who, refusal);
     reporter_.refused(metrics::Refusal::cap);
     co_await control::send_error(control, refusal, "refused");
     co_return std::nullopt;
@@ -468,7 +468,7 @@ asio::awaitable<std::optional<Server::Admission>> Server::admit_request(control:
   admission.counted = std::make_unique<PeerTests>(*this, admission.peer);
   std::string refusal = co_await take_slot(control, admission);
   if (!refusal.empty()) {
-    spdlog::info("refused {}: {}", admission.who, refusal);
+    util::log_info("refused {}: {}", admission.who, refusal);
     co_await control::send_error(control, refusal, "busy");
     co_return std::nullopt;
   }
@@ -523,7 +523,7 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
     test->note_request_arrival(admission->arrived_ns);
     const std::unique_ptr<ServerPeer> client = control::testio_server_peer(control);
     succeeded = co_await test->run(*client, report);
-    spdlog::info("{} finished", admission->who);
+    util::log_info("{} finished", admission->who);
   } catch (const control::PeerError& error) {
     ended = std::string("the client ended the test: ") + error.what();
   } catch (const std::system_error& error) {
@@ -540,7 +540,7 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
     reporter_.count_unreported(received, sent);
   }
   if (!ended.empty()) {
-    spdlog::warn("{} ended: {}", admission->who, ended);
+    util::log_warn("{} ended: {}", admission->who, ended);
     if (id) report.error(ended);  // only a test that got under way has a report to close
   }
   if (!failure.empty()) co_await control::send_error(control, failure, code);

@@ -27,7 +27,7 @@ UdpDoor::UdpDoor(asio::io_context& io, const asio::ip::tcp::endpoint& listening,
       socket_.set_option(asio::ip::v6_only(config.family == config::AddressFamily::v6));
     socket_.bind(endpoint);
   } catch (const std::exception& error) {
-    spdlog::warn("UDP port {} cannot be opened ({}): this server takes no -u tests", port_, error.what());
+    util::log_warn("UDP port {} cannot be opened ({}): this server takes no -u tests", port_, error.what());
     asio::error_code ignored;
     socket_.close(ignored);
   }

@@ -281,7 +281,7 @@ asio::awaitable<void> Iperf3Peer::conclude(lifecycle::TestParts& parts) {
   bool drained = true;
   if (streams.layout().count(false)) drained = co_await streams.done(false).wait(kServerStreamsLimit);
   if (!drained)
-    spdlog::warn("the iperf3 server's streams had not closed {} s after TEST_END", kServerStreamsLimit.count());
+    util::log_warn("the iperf3 server's streams had not closed {} s after TEST_END", kServerStreamsLimit.count());
   co_await streams.done(true).wait(kSenderStopLimit);
 }
 

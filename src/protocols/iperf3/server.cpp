@@ -101,7 +101,7 @@ asio::awaitable<bool> Iperf3Clients::run_test(Control& control, ServedTest& serv
   const Params params = co_await exchange_params(control, served);
   const spec::TestSpec spec = spec_of(params, config_);
   if (params.mptcp && !config_.mptcp)
-    spdlog::warn("the iperf3 client asked for MPTCP (-m); this server listens for plain TCP, so its connections "
+    util::log_warn("the iperf3 client asked for MPTCP (-m); this server listens for plain TCP, so its connections "
                  "fall back to TCP (testio -s --mptcp listens for both)");
   std::optional<workloads::udp::Wire> wire;
   if (params.udp) wire = params.udp_counters_64bit ? workloads::udp::Wire::iperf3_64 : workloads::udp::Wire::iperf3_32;
@@ -152,9 +152,9 @@ asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServedT
                         util::format_rate(config_.limits.max_total_rate_bps) + " (--server-bitrate-limit)");
   }
   if (params.authenticated)
-    spdlog::warn("the iperf3 client from {} sent an authentication token; testio does not check iperf3's RSA tokens",
+    util::log_warn("the iperf3 client from {} sent an authentication token; testio does not check iperf3's RSA tokens",
                  served.peer);
-  spdlog::info("iperf3 test from {} (iperf3 {}): {}", served.peer, params.client_version, describe(params));
+  util::log_info("iperf3 test from {} (iperf3 {}): {}", served.peer, params.client_version, describe(params));
   co_return params;
 }
 
@@ -198,35 +198,35 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   std::copy(first.begin(), first.end(), bytes.begin());
   try {
     if (!may_start_cookie(first.data(), first.size())) {
-      spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
+      util::log_warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
       co_return std::nullopt;
     }
     co_await lifecycle::within(asio::async_read(socket, asio::buffer(bytes.data() + first.size(), kCookieBytes - first.size()),
                                               asio::use_awaitable),
                              handshake_limit, "waiting for the iperf3 cookie");
   } catch (const std::exception& error) {
-    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one ({}); closed", peer, error.what());
+    util::log_warn("connection from {} is not a testio client, nor an iperf3 one ({}); closed", peer, error.what());
     co_return std::nullopt;
   }
   if (!is_cookie(bytes.data(), bytes.size())) {
-    spdlog::warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
+    util::log_warn("connection from {} is not a testio client, nor an iperf3 one; closed", peer);
     co_return std::nullopt;
   }
   const Cookie cookie = cookie_from(bytes.data());
   if (auto found = tests_.find(cookie); found != tests_.end()) {
     ServedTest& served = *found->second;
     if (served.udp || !served.takes_streams()) {
-      spdlog::warn("iperf3 data connection from {} arrived outside its test's set-up; closed", peer);
+      util::log_warn("iperf3 data connection from {} arrived outside its test's set-up; closed", peer);
       co_await deny(socket);
       co_return std::nullopt;
     }
     const std::string refused = served.test->attach(served.arrived++, std::move(socket));
-    if (!refused.empty()) spdlog::warn("iperf3 data connection from {} refused: {}", peer, refused);
+    if (!refused.empty()) util::log_warn("iperf3 data connection from {} refused: {}", peer, refused);
     co_return std::nullopt;
   }
   if (!config_.psk_file.empty()) {
     // iperf3 clients cannot prove testio's key; a keyed server does not serve them at all.
-    spdlog::warn("refused an iperf3 test from {}: this server requires a key (--psk-file), which iperf3 cannot give",
+    util::log_warn("refused an iperf3 test from {}: this server requires a key (--psk-file), which iperf3 cannot give",
                  peer);
     Control refused(std::move(socket));
     co_await refused.write_error(kErrorAuthorization);
@@ -234,7 +234,7 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   }
   if (!slots.try_take()) {
     slots.count_busy();
-    spdlog::info("refused an iperf3 test from {}: busy", peer);
+    util::log_info("refused an iperf3 test from {}: busy", peer);
     co_await deny(socket);
     co_return std::nullopt;
   }
@@ -252,7 +252,7 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   std::string ended;
   try {
     succeeded = co_await run_test(control, served, *report);
-    spdlog::info("{} finished", who);
+    util::log_info("{} finished", who);
   } catch (const PeerError& error) {
     ended = error.what();
   } catch (const std::system_error& error) {
@@ -263,7 +263,7 @@ asio::awaitable<std::optional<bool>> Iperf3Clients::serve(tcp::socket socket, st
   tests_.erase(cookie);
   slots.release();
   if (!ended.empty()) {
-    spdlog::warn("{} ended: {}", who, ended);
+    util::log_warn("{} ended: {}", who, ended);
     if (served.started) report->error(ended);
   }
   co_return succeeded;
@@ -298,9 +298,9 @@ bool Iperf3Clients::take_datagram(const unsigned char* data, std::size_t size, c
       const std::uint32_t reply = kUdpConnectReply;  // host order, as iperf3 writes it
       socket.send(asio::buffer(&reply, sizeof(reply)));
       const std::string refused = served->test->gather_flow(served->arrived++, std::move(socket));
-      if (!refused.empty()) spdlog::warn("an iperf3 UDP stream from {} was refused: {}", served->peer, refused);
+      if (!refused.empty()) util::log_warn("an iperf3 UDP stream from {} was refused: {}", served->peer, refused);
     } catch (const std::system_error& error) {
-      spdlog::warn("an iperf3 UDP stream from {} could not be taken: {}", served->peer, error.code().message());
+      util::log_warn("an iperf3 UDP stream from {} could not be taken: {}", served->peer, error.code().message());
     }
     return true;
   }
@@ -501,7 +501,7 @@ asio::awaitable<void> Iperf3ServerPeer::conclude(lifecycle::TestParts& parts) {
     // Datagrams lost on the way never come: the receivers end once their flows fall quiet.
     if (receives) co_await streams.done(true).wait(kClientBytesLimit);
   } else if (!co_await counted_everything(streams, client_, params_.omit_s > 0, kClientBytesLimit)) {
-    spdlog::warn("the iperf3 client from {} reports more bytes sent than arrived here", name_);
+    util::log_warn("the iperf3 client from {} reports more bytes sent than arrived here", name_);
   }
   co_await streams.done(false).wait(kClientBytesLimit);
 }
@@ -526,7 +526,7 @@ asio::awaitable<void> Iperf3ServerPeer::exchange(lifecycle::TestParts& parts) {
   try {
     State done = co_await control_.read_state(kDoneLimit, "waiting for IPERF_DONE");
     if (done != State::iperf_done)
-      spdlog::debug("the iperf3 client ended with {}", state_name(static_cast<std::int8_t>(done)));
+      util::log_debug("the iperf3 client ended with {}", state_name(static_cast<std::int8_t>(done)));
   } catch (const std::exception&) {
     // A client that just closes is done too.
   }

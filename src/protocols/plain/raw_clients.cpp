@@ -138,7 +138,7 @@ void RawClients::start_sink(tcp::socket socket, const tcp::endpoint& peer, std::
 }
 
 void RawClients::finished(const std::string& address, std::uint64_t id, const report::RawTransfer& transfer) {
-  if (!transfer.error.empty()) spdlog::warn("raw connection from {} ended early: {}", transfer.peer, transfer.error);
+  if (!transfer.error.empty()) util::log_warn("raw connection from {} ended early: {}", transfer.peer, transfer.error);
   report::print_raw_transfer(out_, transfer, config_.output, config_.unit);
   groups_->left(address, id, transfer);
   auto found = open_.find(id);

@@ -68,13 +68,13 @@ asio::awaitable<void> send_preamble(tcp::socket& socket, const control::Preamble
 // The answer to the server's challenge, when it sets one.
 std::string answer_challenge(const control::ServerHello& hello, const config::Config& config) {
   if (hello.auth != "hmac-sha256") {
-    if (!config.psk_file.empty()) spdlog::warn("the server does not ask for a key: --psk-file is unused");
+    if (!config.psk_file.empty()) util::log_warn("the server does not ask for a key: --psk-file is unused");
     return {};
   }
   if (config.psk_file.empty()) throw std::runtime_error("the server requires a pre-shared key: give it with --psk-file");
   bool readable_by_others = false;
   std::string key = control::load_psk(config.psk_file, readable_by_others);
-  if (readable_by_others) spdlog::warn("key file {} is readable by group or others; chmod 600 it", config.psk_file);
+  if (readable_by_others) util::log_warn("key file {} is readable by group or others; chmod 600 it", config.psk_file);
   return control::auth_response(key, hello.nonce);
 }
 
@@ -163,7 +163,7 @@ asio::awaitable<PeerPath> TestioPeer::handshake(const spec::TestSpec& spec, unsi
   co_await send_preamble(socket, {control::ConnectionKind::control});
   // The client trusts the server it chose a little more: results carry every interval.
   control_.emplace(std::move(socket), config_.limits.max_result_frame);
-  spdlog::info("connected to {}", control_->peer());
+  util::log_info("connected to {}", control_->peer());
   const control::ServerHello hello = hello_or_refusal(co_await read_before_start());
   const control::TestRequest request{spec, threads, TESTIO_VERSION, answer_challenge(hello, config_),
                                      config_.max_wait_s};
@@ -172,7 +172,7 @@ asio::awaitable<PeerPath> TestioPeer::handshake(const spec::TestSpec& spec, unsi
   control_->keep_alive(seconds(config_.stall_timeout_s));
   nlohmann::json answer = co_await read_before_start(kSetUpLimit);
   if (std::optional<std::uint32_t> ahead = control::queued_ahead(answer)) {
-    spdlog::warn("waiting for the server: {} {} ahead", *ahead, *ahead == 1 ? "test" : "tests");
+    util::log_warn("waiting for the server: {} {} ahead", *ahead, *ahead == 1 ? "test" : "tests");
     // The server answers when a slot frees or the wait is over; the margin is for its word to come.
     answer = co_await read_before_start(seconds(config_.max_wait_s) + kHandshakeLimit);
   }

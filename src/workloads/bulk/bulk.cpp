@@ -79,7 +79,7 @@ std::unique_ptr<engines::StreamTask> BulkSide::make_sender(StreamPlace& place, t
   const bool forward = layout_.is_forward(place.index);
   const std::uint32_t senders = layout_.count(forward), k = layout_.index_in_direction(place.index);
   if (send_mode_ == spec::SendMode::zerocopy && !engines::enable_zerocopy(socket)) {
-    spdlog::warn("SO_ZEROCOPY is not supported here ({}): sending by copy", std::strerror(errno));
+    util::log_warn("SO_ZEROCOPY is not supported here ({}): sending by copy", std::strerror(errno));
     send_mode_ = spec::SendMode::send;
   }
   const std::uint64_t part = stats::share_of_total(spec_.total_bytes, senders, k);

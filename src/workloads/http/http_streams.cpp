@@ -418,7 +418,7 @@ void HttpSlot::fail(const std::string& reason) {
   HttpTally& tally = loop_.tally();
   ++tally.failed;
   const std::string line = "transfer " + std::to_string(current_ + 1) + " (" + url_ + "): " + reason;
-  spdlog::error("{}", line);
+  util::log_error("{}", line);
   if (tally.first_error.empty()) tally.first_error = line;
   take_next();
 }
@@ -514,7 +514,7 @@ class DownloadSide final : public TestSide {
   void add_to_report(report::TestReport& report) const override {
     transfers::TransfersSummary summary = summarize(*plan_, tallies_, spec_.connections, report.local().wall_s);
     if (summary.partial_files_removed)
-      spdlog::warn("removed {} partially written files under {}", summary.partial_files_removed, plan_->save_dir);
+      util::log_warn("removed {} partially written files under {}", summary.partial_files_removed, plan_->save_dir);
     report.sections.push_back(std::make_shared<transfers::TransfersSection>(std::move(summary)));
   }
 

@@ -273,7 +273,7 @@ void UdpProber::begin(const engines::TestClock& clock) {
   socket_.open(server.protocol(), error);
   if (!error) socket_.connect(server, error);
   if (error) {
-    spdlog::warn("UDP latency probes: {}; they count as lost", error.message());
+    util::log_warn("UDP latency probes: {}; they count as lost", error.message());
     window_closed_ = true;
     return linger();
   }
@@ -484,7 +484,7 @@ void TcpProber::begin(const engines::TestClock& clock) {
   socket_.async_connect(settings_.server, [this](const asio::error_code& error) {
     if (finished_) return;
     if (error) {
-      spdlog::warn("TCP latency probes: connecting failed: {}", error.message());
+      util::log_warn("TCP latency probes: connecting failed: {}", error.message());
       return finish();
     }
     asio::error_code ignored;

@@ -574,7 +574,7 @@ class DownloadSide final : public TestSide {
     if (!plan_) return;
     TransfersSummary summary = summarize_transfers(*plan_, tallies_.get(), spec_.connections, report.local().wall_s);
     if (summary.partial_files_removed)
-      spdlog::warn("removed {} partially written files under {}", summary.partial_files_removed, config_.save_dir);
+      util::log_warn("removed {} partially written files under {}", summary.partial_files_removed, config_.save_dir);
     report.sections.push_back(std::make_shared<TransfersSection>(std::move(summary)));
   }
 

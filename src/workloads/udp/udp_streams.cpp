@@ -289,7 +289,7 @@ void UdpFlow::check_path_mtu() {
   const std::size_t carried = static_cast<std::size_t>(mtu) - (v4 ? 28 : 48);  // IP and UDP headers
   if (settings_.datagram <= carried || !FastPaths::first(paths_.fragmented)) return;
   const std::size_t fragments = (settings_.datagram + carried - 1) / carried;
-  spdlog::warn("-l {} is more than one packet of the path to the server carries (MTU {}: {} bytes): each datagram "
+  util::log_warn("-l {} is more than one packet of the path to the server carries (MTU {}: {} bytes): each datagram "
                "goes in about {} IP fragments, and losing one loses the datagram",
                settings_.datagram, mtu, carried, fragments);
 }
@@ -303,19 +303,19 @@ bool UdpFlow::prepare_socket() {
     if (client_ && settings_.connected) socket_.connect(server_);
     if (client_) check_path_mtu();
   } catch (const std::runtime_error& error) {  // a system_error, or the kernel refused -S
-    spdlog::error("UDP flow {}: {}", settings_.stream + 1, error.what());
+    util::log_error("UDP flow {}: {}", settings_.stream + 1, error.what());
     finish(true);
     return false;
   }
   if (std::string refused = net::enable_drop_counts(fd()); !refused.empty() && FastPaths::first(paths_.drops_unknown))
-    spdlog::warn("{}: the receiving socket's own drops cannot be told from loss", refused);
+    util::log_warn("{}: the receiving socket's own drops cannot be told from loss", refused);
   return true;
 }
 
 void UdpFlow::say_hello(unsigned tries_left) {
   if (closed_ || finished_ || running_) return;
   if (tries_left == 0) {
-    spdlog::error("UDP flow {}: the server did not answer its hello on UDP port {} within 5 s (is UDP blocked on "
+    util::log_error("UDP flow {}: the server did not answer its hello on UDP port {} within 5 s (is UDP blocked on "
                   "the way?)",
                   settings_.stream + 1, server_.port());
     finish(true);
@@ -367,7 +367,7 @@ void UdpFlow::watch_for_peer() {
   watchdog_.expires_at(clock_.deadline + kPeerGrace);
   watchdog_.async_wait([this](const asio::error_code& error) {
     if (error || finished_ || closed_) return;
-    if (!running_) spdlog::warn("UDP flow {}: its peer never came", settings_.stream + 1);
+    if (!running_) util::log_warn("UDP flow {}: its peer never came", settings_.stream + 1);
     overdue();
   });
 }
@@ -436,7 +436,7 @@ UdpSender::UdpSender(StreamPlace& place, FlowSettings settings, FastPaths& paths
 void UdpSender::run() {
   if (segments_ > 1) {
     if (std::string refused = net::enable_gso(fd(), static_cast<std::uint16_t>(settings_.datagram)); !refused.empty()) {
-      if (FastPaths::first(paths_.gso_refused)) spdlog::warn("{}: one datagram per send", refused);
+      if (FastPaths::first(paths_.gso_refused)) util::log_warn("{}: one datagram per send", refused);
       segments_ = 1;
     }
   }
@@ -548,7 +548,7 @@ bool UdpSender::retry_later(int error) {
     give_up_gso();
     return true;
   }
-  spdlog::error("UDP flow {}: sending failed: {}", settings_.stream + 1, std::strerror(error));
+  util::log_error("UDP flow {}: sending failed: {}", settings_.stream + 1, std::strerror(error));
   finish(true);
   return false;
 }
@@ -570,7 +570,7 @@ void UdpSender::give_up_gso() {
   (void)net::enable_gso(fd(), 0);
   segments_ = 1;
   if (FastPaths::first(paths_.gso_refused))
-    spdlog::warn("UDP_SEGMENT sends fail on this path ({}): one datagram per send", std::strerror(error));
+    util::log_warn("UDP_SEGMENT sends fail on this path ({}): one datagram per send", std::strerror(error));
 }
 
 void UdpSender::send_end_markers(unsigned left) {
@@ -615,7 +615,7 @@ void UdpReceiver::run() {
   }
   if (settings_.gro)
     if (std::string refused = net::enable_gro(fd()); !refused.empty() && FastPaths::first(paths_.gro_refused))
-      spdlog::warn("{}: one datagram per receive", refused);
+      util::log_warn("{}: one datagram per receive", refused);
   last_arrival_ = engines::Clock::now();
   check_quiet();
   drain();
@@ -652,7 +652,7 @@ void UdpReceiver::drain() {
         return;
       }
       if (errno == ECONNREFUSED || errno == EINTR) continue;  // an ICMP answer to an earlier hello
-      spdlog::error("UDP flow {}: receiving failed: {}", settings_.stream + 1, std::strerror(errno));
+      util::log_error("UDP flow {}: receiving failed: {}", settings_.stream + 1, std::strerror(errno));
       finish(true);
       return;
     }
