@@ -34,18 +34,20 @@ def read_log(build: str) -> dict:
 
 
 def unit_name(output: str) -> str:
-    """'src/libtestio_session.a.p/session_client.cpp.o' -> 'session/client.cpp'."""
+    """'src/libtestio_lifecycle.a.p/lifecycle_parts.cpp.o' -> 'lifecycle/parts.cpp';
+    'src/libtestio_protocols_testio.a.p/protocols_testio_codec.cpp.o' -> 'protocols/testio/codec.cpp'."""
     match = re.match(r"src/libtestio_(\w+)\.a\.p/(.+)\.o$", output)
     if match:
         folder, rest = match.groups()
-        return folder + "/" + rest[len(folder) + 1:] if rest.startswith(folder + "_") else folder + "/" + rest
+        unit = rest[len(folder) + 1:] if rest.startswith(folder + "_") else rest
+        return folder.replace("protocols_", "protocols/", 1) + "/" + unit
     return output
 
 
 def group_of(output: str) -> str:
     match = re.match(r"src/libtestio_(\w+)\.a\.p/", output)
     if match:
-        return match.group(1)
+        return match.group(1).replace("protocols_", "protocols/", 1)
     if output.startswith("tests/"):
         return "tests"
     if output.endswith(".o"):
