@@ -3,7 +3,6 @@
 
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
-#include <nlohmann/json.hpp>
 
 #include "lifecycle/client_peer.hpp"
 #include "lifecycle/directions.hpp"
