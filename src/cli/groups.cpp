@@ -241,13 +241,8 @@ void check_general(const config::Config& config, const GivenOptions& given) {
   if (given.json && given.json_stream) throw UsageError("--json and --json-stream exclude each other");
 }
 
-}  // namespace testio::cli
-
 // The options that say what test a client runs.
-namespace testio::cli {
 namespace {
-
-using util::UsageError;
 
 void fill_connections(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& given) {
   std::optional<std::uint32_t> positional;
@@ -445,13 +440,8 @@ void check_test(const config::Config& config, const GivenOptions& given) {
   check_iperf3(config, given);
 }
 
-}  // namespace testio::cli
-
 // The tuning options: what the client sets on both sides' data connections, and pacing.
-namespace testio::cli {
 namespace {
-
-using util::UsageError;
 
 void fill_cport(const std::string& text, config::Config& config) {
   auto port = [&](const std::string& digits) {
@@ -556,13 +546,9 @@ void check_tuning(const config::Config& config, const GivenOptions& given) {
     throw UsageError("--cport gives " + std::to_string(ports) + " ports for " + std::to_string(opened) +
                      " connections; give a range PORT-LAST with one port per connection");
 }
-}  // namespace testio::cli
 
 // --raw, -F and --hash: plain TCP peers, and files sent with their digests.
-namespace testio::cli {
 namespace {
-
-using util::UsageError;
 
 // -F to a testio server: the file goes out once, split over the connections, and both sides hash it.
 void check_file_send(const config::Config& config, const GivenOptions& given) {
@@ -634,12 +620,8 @@ void check_raw(const config::Config& config, const GivenOptions& given) {
   if (config.cport_first) throw UsageError("--cport applies to a testio test's data connections, not --raw");
   if (given.iface_stats) throw UsageError("--iface-stats needs the testio protocol, not --raw");
 }
-}  // namespace testio::cli
 
 // Metrics: the server's /metrics endpoint and the client's textfile for node_exporter.
-namespace testio::cli {
-
-using util::UsageError;
 
 void add_metrics_options(OptionTable& options) {
   // clang-format off
@@ -679,12 +661,7 @@ void check_metrics(const config::Config& config, const GivenOptions& given) {
   }
 }
 
-}  // namespace testio::cli
-
 // Mesh: every pair of a fleet's MPI ranks (mpirun ... testio --mesh).
-namespace testio::cli {
-
-using util::UsageError;
 
 void add_mesh_options(OptionTable& options) {
   // clang-format off

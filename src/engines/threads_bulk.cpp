@@ -115,9 +115,6 @@ void BlockingReceiver::close() noexcept {
   socket_.close(ignored);
 }
 
-}  // namespace testio::engines
-
-namespace testio::engines {
 namespace {
 
 timeval to_timeval(std::chrono::microseconds limit) noexcept {

@@ -212,9 +212,6 @@ std::string uring_unusable_reason(bool zerocopy) {
   return reason;
 }
 
-}  // namespace testio::engines
-
-namespace testio::engines {
 namespace {
 
 // IORING_RECVSEND_BUNDLE (Linux 6.10: one receive completion spans several buffers), newer than

@@ -98,10 +98,6 @@ void Worker::stop() noexcept {
   streams_.clear();
 }
 
-}  // namespace testio::engines
-
-namespace testio::engines {
-
 WorkerPool::WorkerPool(unsigned threads, const std::vector<std::uint32_t>& cpus) {
   workers_.reserve(threads);
   placed_.assign(threads, 0);
@@ -138,10 +134,6 @@ void WorkerPool::end_window() {
 void WorkerPool::stop() noexcept {
   for (auto& worker : workers_) worker->stop();
 }
-
-}  // namespace testio::engines
-
-namespace testio::engines {
 
 void CompletionLatch::count_down() noexcept {
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;

@@ -328,10 +328,6 @@ int run_client(const config::Config& config, report::Reporter& reporter, const P
   return run_client_test(test, reporter, [](const std::exception& error) { return std::string(error.what()); });
 }
 
-}  // namespace testio::lifecycle
-
-namespace testio::lifecycle {
-
 std::string interruption_text(int signal) {
   return signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM";
 }

@@ -134,10 +134,6 @@ std::vector<net::FlowPath> Measurement::flow_paths() const {
   return paths;
 }
 
-}  // namespace testio::lifecycle
-
-namespace testio::lifecycle {
-
 using workloads::DirectionLayout;
 using workloads::Side;
 

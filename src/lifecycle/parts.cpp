@@ -155,10 +155,6 @@ report::TestReport TestParts::joined(std::vector<report::TestReport> reports) {
   return first;
 }
 
-}  // namespace testio::lifecycle
-
-namespace testio::lifecycle {
-
 using asio::ip::tcp;
 
 namespace {
@@ -234,10 +230,6 @@ asio::awaitable<bool> TestStreams::all_done(std::chrono::steady_clock::duration 
   std::tuple<bool, bool> done = co_await (done_[0]->wait(limit) && done_[1]->wait(limit));
   co_return std::get<0>(done) && std::get<1>(done);
 }
-
-}  // namespace testio::lifecycle
-
-namespace testio::lifecycle {
 
 report::StartInfo start_info(const spec::TestSpec& spec, unsigned client_threads, unsigned server_threads,
                              bool from_client) {

@@ -49,10 +49,7 @@ report::TestReport ClientPeer::side_by_side(const report::StartInfo& start, cons
   return lifecycle::side_by_side(start, layout, workloads::Side::client, std::move(mine), std::move(theirs));
 }
 
-}  // namespace testio::lifecycle
-
 // The server peer's defaults: what a peer of any protocol does unless it says otherwise.
-namespace testio::lifecycle {
 
 using namespace std::chrono_literals;
 using workloads::Side;

@@ -162,9 +162,6 @@ int run_exporter(const config::ExporterConfig& config) {
   return 0;
 }
 
-}  // namespace testio::metrics
-
-namespace testio::metrics {
 namespace {
 
 // The children being waited for; touched only on the exporter's one thread.

@@ -73,8 +73,6 @@ void add_cpu(Exposition& out, const TestReport& report) {
       out.sample((side.figures.cpu.user_s + side.figures.cpu.system_s) / static_cast<double>(moved), {{"side", side.name}});
 }
 
-
-
 }  // namespace
 
 double goodput_bytes_per_second(const TestReport& report) {
@@ -130,9 +128,6 @@ std::string failure_in(const TestReport& report) {
   return "";
 }
 
-}  // namespace testio::metrics
-
-namespace testio::metrics {
 namespace {
 
 constexpr double kNanosecond = 1e-9;

@@ -332,15 +332,10 @@ std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::ostream& out, 
   return std::make_unique<TextReporter>(out, options);
 }
 
-}  // namespace testio::report
-
 // The report's start section as iperf3's -J shapes it (its connections, host, socket buffers and
 // test_start), with testio's own part under start.testio: the whole spec and the settings
 // dashboards read by name. Declared in json_reporter.hpp beside the interval and end pieces.
-namespace testio::report {
 namespace {
-
-using json = Json;
 
 std::string system_info() {
   utsname name{};

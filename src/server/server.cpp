@@ -37,7 +37,6 @@ namespace {
 using asio::ip::tcp;
 using namespace std::chrono_literals;
 
-
 std::string peer_of(const tcp::socket& socket) {
   asio::error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
@@ -273,21 +272,15 @@ int run_server(const config::Config& config, metrics::ServerMetrics& metrics, Fo
   return server.exit_code();
 }
 
-}  // namespace testio::server
-
 // A testio client's test on the server, from its control connection: the request and its key,
 // the caps it must keep (per test, per address, across the server), its wait in the queue when
 // every slot is taken, and the test through its lifecycle (ServerTest) with its own report.
-namespace testio::server {
 
 using lifecycle::check_descriptors;
 using lifecycle::ServerPeer;
 using lifecycle::TestPart;
 using lifecycle::TestParts;
 namespace {
-
-using asio::ip::tcp;
-using namespace std::chrono_literals;
 
 std::string tests_text(std::uint64_t count) { return std::to_string(count) + (count == 1 ? " test" : " tests"); }
 
@@ -305,7 +298,6 @@ std::uint64_t connections_of(const spec::TestSpec& spec) {
 }
 
 }  // namespace
-
 
 void check_request(const spec::TestSpec& spec, const spec::Limits& limits) {
   try {
@@ -554,12 +546,7 @@ asio::awaitable<void> Server::handle_control(tcp::socket socket) {
   }
 }
 
-}  // namespace testio::server
-
-namespace testio::server {
 namespace {
-
-using asio::ip::tcp;
 
 tcp::endpoint listen_endpoint(const config::Config& config) {
   if (!config.bind_address.empty()) {

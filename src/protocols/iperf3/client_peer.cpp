@@ -35,12 +35,12 @@ using workloads::Side;
 
 constexpr auto kHandshakeLimit = 10s;
 constexpr auto kServerResultsLimit = 30s;
-constexpr auto kServerStreamsLimit = 5s;        // for the server's streams to close after TEST_END
-constexpr auto kSenderStopLimit = 5s;   // for our senders to stop after the window
-constexpr auto kWindowGrace = 20s;      // beyond -O + -t: the senders' stop and settle() take up to 10 s
+constexpr auto kServerStreamsLimit = 5s;  // for the server's streams to close after TEST_END
+constexpr auto kSenderStopLimit = 5s;     // for our senders to stop after the window
+constexpr auto kWindowGrace = 20s;        // beyond -O + -t: the senders' stop and settle() take up to 10 s
 constexpr auto kForever = std::chrono::hours(24 * 365);
-constexpr auto kReaderGrace = 5ms;      // for the server's reader to take what its kernel holds
-constexpr auto kUdpReaderGrace = 50ms;  // ... its UDP sockets' datagrams
+constexpr auto kReaderGrace = 5ms;        // for the server's reader to take what its kernel holds
+constexpr auto kUdpReaderGrace = 50ms;    // ... its UDP sockets' datagrams
 
 Params params_from(const config::Config& config) {
   const spec::TestSpec& spec = config.spec;

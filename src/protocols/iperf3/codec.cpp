@@ -198,10 +198,6 @@ std::vector<std::int32_t> stream_ids(std::uint32_t count) {
   return ids;
 }
 
-}  // namespace testio::iperf3
-
-namespace testio::iperf3 {
-
 std::string state_name(std::int8_t state) {
   switch (static_cast<State>(state)) {
     case State::test_start: return "TEST_START (1)";
@@ -272,9 +268,6 @@ std::uint32_t decode_u32(const unsigned char* bytes) noexcept {
          std::uint32_t{bytes[3]};
 }
 
-}  // namespace testio::iperf3
-
-namespace testio::iperf3 {
 namespace {
 
 // No receive mark: iperf3's data ends without EOF (TEST_END goes on the control connection), so
@@ -378,10 +371,6 @@ std::unique_ptr<workloads::TestSide> make_side(workloads::Side local, const spec
   if (udp_wire) return workloads::udp::make_side(local, spec, *udp_wire);
   return workloads::bulk::make_side(local, spec, kIperf3Data);
 }
-
-}  // namespace testio::iperf3
-
-namespace testio::iperf3 {
 
 report::TestReport direction_report(report::StartInfo start, const DirectionResults& local, bool local_sends,
                                     const Results& peer) {

@@ -158,14 +158,11 @@ asio::awaitable<Params> Iperf3Clients::exchange_params(Control& control, ServedT
   co_return params;
 }
 
-}  // namespace testio::iperf3
-
 // The iperf3 clients at testio's door: a connection whose cookie the server has not seen opens a
 // test (within the server's slots, and not on a keyed server); one of a test gathering its
 // streams is a data connection, and a UDP datagram of four bytes is a UDP stream saying it is
 // there: each goes to the test's lifecycle::ServerTest. What the running tests have counted so far
 // is read here for --metrics.
-namespace testio::iperf3 {
 
 using asio::ip::tcp;
 using namespace std::chrono_literals;
@@ -307,20 +304,15 @@ bool Iperf3Clients::take_datagram(const unsigned char* data, std::size_t size, c
   return false;
 }
 
-}  // namespace testio::iperf3
-
 // An iperf3 client as the server's peer: what its protocol says around the one server lifecycle
 // (lifecycle/server_lifecycle.cpp), and how its figures are exchanged and reported.
-namespace testio::iperf3 {
 namespace {
 
-using asio::ip::tcp;
-using namespace std::chrono_literals;
 using workloads::Side;
 
-constexpr auto kClientSilenceGrace = 40s;    // beyond -t + -O before a silent client is given up on
-constexpr auto kClientResultsLimit = 10s;   // for the client's results after EXCHANGE_RESULTS
-constexpr auto kClientBytesLimit = 5s;      // for the bytes the client says it sent to arrive
+constexpr auto kClientSilenceGrace = 40s;  // beyond -t + -O before a silent client is given up on
+constexpr auto kClientResultsLimit = 10s;  // for the client's results after EXCHANGE_RESULTS
+constexpr auto kClientBytesLimit = 5s;     // for the bytes the client says it sent to arrive
 constexpr auto kDoneLimit = 5s;       // for IPERF_DONE after DISPLAY_RESULTS
 
 std::chrono::steady_clock::duration test_end_limit(const Params& params) {

@@ -163,10 +163,6 @@ std::unique_ptr<lifecycle::ForeignClients> raw_clients(const config::Config& con
   return std::make_unique<RawClients>(config, out, metrics);
 }
 
-}  // namespace testio::plain
-
-namespace testio::plain {
-
 PeerGroups::PeerGroups(asio::any_io_executor io, double interval_s, std::ostream& out, config::OutputFormat format,
                        char unit)
     : io_(io), interval_s_(interval_s), out_(out), format_(format), unit_(unit) {}
@@ -249,10 +245,6 @@ void PeerGroups::close_interval(Group& group, double now_s) {
   // A lingering group's ticks with nothing open and nothing closed are not worth a line.
   if (group.sum.connections >= 2 && interval.connections > 0) report::print_raw_interval(out_, interval, format_, unit_);
 }
-
-}  // namespace testio::plain
-
-namespace testio::plain {
 
 RawSink::RawSink(asio::ip::tcp::socket socket, std::string peer, char* buffer, std::size_t buffer_size,
                  util::HashKind hash, Progress progress, Done done)

@@ -123,14 +123,9 @@ void fail_unexpected(const json& message, const std::string& during) {
   throw ProtocolError("unexpected control message " + during);
 }
 
-}  // namespace testio::control
-
 // What each side measured (sender_done, transfers_done, results): every stream's totals, every
 // interval, CPU and host figures, built and parsed. The biggest frames of the protocol.
-namespace testio::control {
 namespace {
-
-using namespace fields;
 
 // A stream's zero-copy figures under their field names, in one place for both directions.
 std::array<std::pair<const char*, std::uint64_t>, 4> zero_copy_fields(const stats::StreamFigures& stream) {
@@ -435,15 +430,10 @@ std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals
   return kMessageBytes + streams * kStreamBytes + intervals * (kIntervalBytes + streams * kSampleBytes);
 }
 
-}  // namespace testio::control
-
 // A UDP flow's datagram figures on the wire (results frames): a stream's "udp" object and the
 // seven numbers an interval sample carries after its TCP ones. Written only for UDP flows, so
 // other streams read as before.
-namespace testio::control {
 namespace {
-
-using namespace fields;
 
 constexpr double kMaxJitterNs = 3600e9;  // an hour: beyond that a peer's figure is nonsense
 
@@ -624,9 +614,6 @@ DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body) noexce
   return result;
 }
 
-}  // namespace testio::control
-
-namespace testio::control {
 namespace {
 
 void put_be(unsigned char* out, std::uint64_t value, int bytes) noexcept {
