@@ -115,13 +115,18 @@ def uring_receivers_count_bytes_as_they_come_among_many_connections():
     # A multishot receive once drained each socket for as long as data kept coming, inside one
     # io_uring_enter: a worker's 256 connections then received nothing until the window's end
     # (in about half of the runs here), while the other worker's did.
+    # A starved connection gets its first byte only as the window ends; one that is merely slow to
+    # set up gets it well before. Under a sanitizer, with the other half of the suites beside it,
+    # setting up 512 connections took over a second (171 late in one CI run), so the window is
+    # longer there and "late" stays half of it.
+    window = 4 if harness.SANITIZED else 2
     with Server() as server:
         for run in range(3):
-            document = run_json(server, "512", "-t", "2", "-i", "1", "--engine", "uring")
+            document = run_json(server, "512", "-t", str(window), "-i", "1", "--engine", "uring")
             check_exact(document, None, f"uring x512, run {run + 1}")
-            late = [stream for stream in document["end"]["streams"] if stream["receiver"]["start"] >= 1.0]
+            late = [stream for stream in document["end"]["streams"] if stream["receiver"]["start"] >= window / 2]
             check(len(late) < 128, f"uring x512, run {run + 1}: {len(late)} connections received their first "
-                                   f"byte after 1 s")
+                                   f"byte in the second half of the {window} s window")
 
 
 @test
