@@ -4,9 +4,10 @@
 #      the testbed's accuracy suite (root with ip netns, else it skips: it measures rates against
 #      tbf-limited links) and the Debian package (built, installed with dpkg -i, run, removed);
 #   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...);
-#   3. every suite but the testbed and testio plot's ('pictures': Python drawing reports the other
-#      suites make and check) under ASan + UBSan, in two halves side by side (suite 'second_half'
-#      and the rest);
+#   3. every suite but the testbed, testio plot's ('pictures': Python drawing reports the other
+#      suites make and check) and the checks of the sources themselves ('sources': function sizes
+#      and the build-cost budget, the same whatever the build) under ASan + UBSan, in two halves
+#      side by side (suite 'second_half' and the rest);
 #   4. the multi-threaded suites (integration, and the in-process 'threads' units) under TSan,
 #      in two halves;
 #   and, between 2 and 3, the fuzz targets for a bounded time (30 s for the control protocol;
@@ -202,11 +203,13 @@ if [ "$quick" != 1 ]; then
   # Not the testbed suite: it measures rates against a link, and sanitizers change the timing.
   if [ $asan_built = 1 ]; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      step "ASan + UBSan: every suite but the testbed" run_halves build-asan --no-suite testbed --no-suite pictures
+      step "ASan + UBSan: every suite but the testbed" run_halves build-asan --no-suite testbed --no-suite pictures \
+        --no-suite sources
   fi
   if step "the rest of the TSan build" finish_aside build-tsan "$tsan_build"; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      step "TSan: the multi-threaded suites" run_halves build-tsan --no-suite unit --no-suite testbed --no-suite pictures
+      step "TSan: the multi-threaded suites" run_halves build-tsan --no-suite unit --no-suite testbed --no-suite pictures \
+        --no-suite sources
   fi
 fi
 
