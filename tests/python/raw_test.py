@@ -101,10 +101,11 @@ def testio_raw_sender_and_sink_agree_on_sha256():
         path = harness.random_file(directory, 3_000_000)
         with open(path, "rb") as data:
             expected = hashlib.sha256(data.read()).hexdigest()
-        sent = json.loads(client(server, "--raw", "--hash", "sha256", "-F", path, "--json").stdout)["data"]
+        sent = json.loads(client(server, "--raw", "--hash", "sha256", "-F", path, "--json").stdout)["end"]
         received = json_events(server, "raw", 1)[0]
-    check(sent["digest"] == expected and received["digest"] == expected, f"digests {sent} {received}")
-    check(sent["bytes"] == received["bytes"] == 3_000_000, "byte counts differ")
+    digests = sent["testio"]["digests"]
+    check(digests["sent"] == [expected] and received["digest"] == expected, f"digests {digests} {received}")
+    check(sent["sum_sent"]["bytes"] == received["bytes"] == 3_000_000, "byte counts differ")
     check(received["complete"] and received["calls"] > 0, f"sink figures: {received}")
 
 
