@@ -60,6 +60,13 @@ std::optional<ThreadTicks> parse_task_stat(std::string_view text) {
   return ticks;
 }
 
+std::optional<std::uint64_t> parse_schedstat_wait(std::string_view text) {
+  std::uint64_t run_ns = 0, wait_ns = 0;
+  if (!parse_stat_number(next_stat_word(text), run_ns) || !parse_stat_number(next_stat_word(text), wait_ns))
+    return std::nullopt;
+  return wait_ns;
+}
+
 std::vector<ThreadTicks> read_threads(const std::string& root) {
   const std::string tasks = root + "/proc/self/task";
   std::vector<ThreadTicks> threads;
@@ -69,8 +76,11 @@ std::vector<ThreadTicks> read_threads(const std::string& root) {
     const std::string_view tid(entry->d_name);
     if (tid == "." || tid == "..") continue;
     // A thread that ended since readdir() has no stat left to read: empty text, skipped.
-    if (std::optional<ThreadTicks> ticks = parse_task_stat(read_stat_file(tasks + "/" + entry->d_name + "/stat")))
+    const std::string task = tasks + "/" + entry->d_name;
+    if (std::optional<ThreadTicks> ticks = parse_task_stat(read_stat_file(task + "/stat"))) {
+      ticks->wait_ns = parse_schedstat_wait(read_stat_file(task + "/schedstat")).value_or(0);
       threads.push_back(std::move(*ticks));
+    }
   }
   ::closedir(directory);
   std::sort(threads.begin(), threads.end(), [](const ThreadTicks& a, const ThreadTicks& b) { return a.tid < b.tid; });
@@ -80,19 +90,24 @@ std::vector<ThreadTicks> read_threads(const std::string& root) {
 std::vector<ThreadCpu> thread_cpu(const std::vector<ThreadTicks>& before, const std::vector<ThreadTicks>& after) {
   const long clock_ticks = ::sysconf(_SC_CLK_TCK);
   const double ticks_per_second = clock_ticks > 0 ? static_cast<double>(clock_ticks) : 100.0;
-  // (tid, ticks) sorted by tid: the threads engine may run thousands of threads.
-  std::vector<std::pair<int, std::uint64_t>> earlier;
+  // Sorted by tid: the threads engine may run thousands of threads.
+  std::vector<const ThreadTicks*> earlier;
   earlier.reserve(before.size());
-  for (const ThreadTicks& then : before) earlier.emplace_back(then.tid, ticks_of(then));
-  std::sort(earlier.begin(), earlier.end());
+  for (const ThreadTicks& then : before) earlier.push_back(&then);
+  auto by_tid = [](const ThreadTicks* a, const ThreadTicks* b) { return a->tid < b->tid; };
+  std::sort(earlier.begin(), earlier.end(), by_tid);
   std::vector<ThreadCpu> used;
   used.reserve(after.size());
   for (const ThreadTicks& now : after) {
-    std::uint64_t from = 0;
-    auto then = std::lower_bound(earlier.begin(), earlier.end(), std::pair<int, std::uint64_t>(now.tid, 0));
+    std::uint64_t from = 0, waited_from = 0;
+    auto then = std::lower_bound(earlier.begin(), earlier.end(), &now, by_tid);
     // A count that went back is a new thread given an ended one's tid: it starts at zero.
-    if (then != earlier.end() && then->first == now.tid && then->second <= ticks_of(now)) from = then->second;
-    used.push_back({now.name, static_cast<double>(ticks_of(now) - from) / ticks_per_second});
+    if (then != earlier.end() && (*then)->tid == now.tid && ticks_of(**then) <= ticks_of(now)) {
+      from = ticks_of(**then);
+      if ((*then)->wait_ns <= now.wait_ns) waited_from = (*then)->wait_ns;
+    }
+    used.push_back({now.name, static_cast<double>(ticks_of(now) - from) / ticks_per_second,
+                    static_cast<double>(now.wait_ns - waited_from) * 1e-9});
   }
   std::stable_sort(used.begin(), used.end(), [](const ThreadCpu& a, const ThreadCpu& b) { return a.cpu_s > b.cpu_s; });
   return used;

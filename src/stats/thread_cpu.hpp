@@ -17,6 +17,8 @@ struct ThreadTicks {
   int tid = 0;
   std::string name;
   std::uint64_t user = 0, system = 0;
+  // From .../schedstat (CONFIG_SCHED_INFO): nanoseconds it waited runnable for a CPU; 0 without it.
+  std::uint64_t wait_ns = 0;
 };
 // Parses one task stat line; the name is between the first '(' and the LAST ')' (names may hold
 // spaces and parentheses). nullopt when malformed.
@@ -24,11 +26,14 @@ std::optional<ThreadTicks> parse_task_stat(std::string_view text);
 // Every thread of this process: ROOT/proc/self/task/*/stat ("" for the real one). Threads that
 // end while being read are skipped.
 std::vector<ThreadTicks> read_threads(const std::string& root = "");
+// The run-queue wait of a schedstat line ("run_ns wait_ns timeslices"); nullopt when malformed.
+std::optional<std::uint64_t> parse_schedstat_wait(std::string_view text);
 
 // What one thread used between two snapshots, in CPU-seconds (ticks / sysconf(_SC_CLK_TCK)).
 struct ThreadCpu {
   std::string name;
   double cpu_s = 0;
+  double wait_s = 0;  // runnable but kept off a CPU by others
 };
 // Threads present in `after`, matched by tid; one born after `before` counts from zero. Sorted by
 // cpu_s, largest first.

@@ -87,6 +87,18 @@ TEST(ThreadCpu, MatchesByTidSortedLargestFirst) {
   EXPECT_DOUBLE_EQ(used[3].cpu_s, seconds(1));
 }
 
+TEST(ThreadCpu, WaitForACpuIsTheSchedstatDelta) {
+  EXPECT_EQ(parse_schedstat_wait("123456 7890 42\n"), 7890u);
+  EXPECT_FALSE(parse_schedstat_wait("").has_value());
+  EXPECT_FALSE(parse_schedstat_wait("12 x 3").has_value());
+  const std::vector<ThreadCpu> used =
+      thread_cpu({{5, "testio-w0", 10, 0, 1'000'000'000}}, {{5, "testio-w0", 20, 0, 3'500'000'000}});
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_DOUBLE_EQ(used[0].wait_s, 2.5);
+  // A tid given again waits from zero too.
+  EXPECT_DOUBLE_EQ(thread_cpu({{6, "old", 50, 0, 9'000'000'000}}, {{6, "new", 1, 0, 500'000'000}})[0].wait_s, 0.5);
+}
+
 TEST(ThreadCpu, ATidGivenAgainCountsFromZero) {
   // Thread 20 ended and a new thread got its tid: its count is below the old one's.
   const std::vector<ThreadCpu> used = thread_cpu({{20, "old", 500, 100}}, {{20, "new", 3, 1}});
