@@ -416,7 +416,10 @@ void add_test_options(OptionTable& options) {
        value().implicit_value(""), "IFACE,...")
     ("iperf3", "The server is a stock iperf3 -s: speak its protocol (TCP, or UDP with -u)")
     ("R,reverse", "The server sends, the client receives")
-    ("bidir", "Both send at once, N connections each way");
+    ("bidir", "Both send at once, N connections each way")
+    ("diagnose", "After the test, run a few short variations chosen by its verdict (twice the connections, "
+                 "twice the buffer, --recv-mode trunc, more threads) and report what each changed")
+    ("diagnose-time", "--diagnose: seconds for all the variations together (default 20)", value(), "SECONDS");
   // clang-format on
   // clang-format off
   options.add_options("Positional")
@@ -424,17 +427,37 @@ void add_test_options(OptionTable& options) {
   // clang-format on
 }
 
+namespace {
+
+void fill_diagnose(const ParsedOptions& args, config::Config& config) {
+  config.diagnose = args.count("diagnose") > 0;
+  if (!args.count("diagnose-time")) return;
+  if (!config.diagnose) throw UsageError("--diagnose-time bounds --diagnose's variations: add --diagnose");
+  std::string text = args.value("diagnose-time");
+  double seconds = util::parse_seconds(text, "--diagnose-time");
+  if (!(seconds >= 2 && seconds <= 3600))
+    throw UsageError("--diagnose-time must be between 2 and 3600 seconds, got " + text);
+  config.diagnose_time_s = seconds;
+}
+
+}  // namespace
+
 void fill_test(const ParsedOptions& args, config::Config& config, GivenOptions& given) {
   fill_iface_stats(args, config.spec, given);  // first: it explains a misplaced interface name
   fill_extent(args, config.spec, given);
   fill_modes(args, config.spec, given);
   config.iperf3 = given.iperf3 = args.count("iperf3") > 0;
+  fill_diagnose(args, config);
   // iperf3's own default block, which a datagram workload's group replaces with its own: iperf3
   // servers of 3.12 refuse more than 1 MiB.
   if (config.iperf3 && !given.buffer && !given.profile_buffer) config.spec.buffer = 128 * 1024;
 }
 
 void check_test(const config::Config& config, const GivenOptions& given) {
+  if (config.diagnose && config.role == config::Role::server)
+    throw UsageError("--diagnose is a client option: the client runs the variations against this server");
+  if (config.diagnose && config.mesh)
+    throw UsageError("--diagnose runs one client's variations; --mesh runs many tests at once");
   check_extent(config, given);
   check_iface_stats(config, given);
   check_iperf3(config, given);

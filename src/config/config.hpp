@@ -78,6 +78,8 @@ struct Config {
   bool flush_lines = false;         // --forceflush: each text line is flushed as it ends
   std::string extra_data;           // --extra-data: "extra_data" in the JSON
   bool server_output = false;       // --get-server-output: the server's side after the client's report
+  bool diagnose = false;            // --diagnose: short variations after the test to confirm its verdict
+  double diagnose_time_s = 20;      // --diagnose-time: the variations' time in all, seconds
   bool stream_full_document = false;  // --json-stream-full-output
   double idle_timeout_s = 0;        // --idle-timeout: with -1, exit when no test comes within it; 0 = wait
   bool daemon = false;              // -D: the server detaches into the background

@@ -481,7 +481,7 @@ report::Verdict judge(const report::TestReport& report, std::string_view directi
     verdict = verdict_of(std::move(*chosen), direction);
   }
   for (Finding& other : all)
-    if (other.limit != chosen_limit)
+    if (other.limit != chosen_limit && !(chosen != all.end() && &other == &*chosen))
       verdict.others.push_back({other.limit, other.holds ? "also held, explained by " + verdict.limit + ": " + other.why
                                                          : other.why});
   const report::SideReport& receiver = report.receiver;

@@ -19,6 +19,7 @@
 #include <asio/signal_set.hpp>
 
 #include "diagnosis/verdict.hpp"
+#include "lifecycle/diagnose.hpp"
 #include "engines/bulk_streams.hpp"
 #include "lifecycle/client_peer.hpp"
 #include "lifecycle/client_signals.hpp"
@@ -317,6 +318,7 @@ int ClientTest::report() {
 }  // namespace
 
 int run_client(const config::Config& config, report::Reporter& reporter, const PeerMaker& make_peer) {
+  if (config.diagnose) return run_client_diagnosed(config, reporter, make_peer);
   // The peer lives in the test's frame: its sockets go before the io_context that runs them.
   auto test = [&](Interruption& interruption) -> asio::awaitable<int> {
     std::unique_ptr<ClientPeer> peer = make_peer();
