@@ -57,8 +57,8 @@ TEST(TestMetrics, OneSamplePerDirectionAndSide) {
   Exposition out;
   add_test_metrics(out, two_way_report());
   const std::string& text = out.text();
-  EXPECT_NE(text.find("testio_goodput_bytes_per_second{direction=\"forward\"} 4000\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("testio_goodput_bytes_per_second{direction=\"reverse\"} 1000\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("testio_goodput_bytes_per_second{direction=\"forward\",limit=\"unknown\"} 4000\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("testio_goodput_bytes_per_second{direction=\"reverse\",limit=\"unknown\"} 1000\n"), std::string::npos) << text;
   EXPECT_NE(text.find("testio_test_received_bytes{direction=\"forward\"} 4000\n"), std::string::npos);
   EXPECT_NE(text.find("testio_fairness_ratio{direction=\"forward\"} 0.8\n"), std::string::npos) << text;
   EXPECT_NE(text.find("testio_cpu_seconds{side=\"client\"} 2\n"), std::string::npos) << text;

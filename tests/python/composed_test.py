@@ -160,7 +160,7 @@ def prometheus_file_labels_each_workloads_section():
     check(text.count("# TYPE testio_rr_latency_seconds summary") == 1, "the rr family is not written once")
     for workload in ("2", "3"):
         check(f'testio_rr_latency_seconds_count{{workload="{workload}"}}' in text, f"no rr latency of workload {workload}")
-    check('testio_goodput_bytes_per_second{direction="forward"}' in text, "the first workload's goodput is missing")
+    check('testio_goodput_bytes_per_second{direction="forward",limit="' in text, "the first workload's goodput is missing")
     check("testio_up 1" in text, "testio_up is not 1")
 
 

@@ -81,7 +81,9 @@ def textfile_is_written_whole_and_says_why_a_test_failed():
         harness.client(server, "2", "-t", "1", "--prometheus", path)
         text = lint(open(path).read(), "a TCP test's textfile")
         check(sample(text, "testio_up") == 1, text)
-        check(sample(text, "testio_goodput_bytes_per_second", 'direction="forward"') > 0, text)
+        goodput = re.search(r'^testio_goodput_bytes_per_second\{direction="forward",limit="([a-z_]+)"\} (\S+)$', text, re.M)
+        check(goodput and float(goodput.group(2)) > 0, text)
+        check(sample(text, "testio_diagnosis_confidence", f'direction="forward",limit="{goodput.group(1)}"') > 0, text)
         check(sample(text, "testio_test_connections") == 2, text)
         for args, name in ((["-u", "-t", "1", "-b", "10M"], "testio_udp_loss_ratio"),
                            (["--rr", "--num", "2000"], "testio_rr_latency_seconds_count"),
