@@ -3,8 +3,9 @@
 # time over its seed corpus: the control protocol (tests/fuzz/corpus) for SECONDS, what a UDP
 # receiver reads (tests/fuzz/udp_corpus) for a third of that, and the URLs of HTTP downloads
 # (tests/fuzz/url_corpus, through libcurl's parser) for a sixth, and the request heads of the
-# metrics endpoints with the probe's plan (tests/fuzz/http_corpus) and what a mesh's rank 0
-# gathers (tests/fuzz/mesh_corpus) for a sixth each. Usage: tools/fuzz.sh [--build-only] [SECONDS]
+# metrics endpoints with the probe's plan (tests/fuzz/http_corpus), what a mesh's rank 0
+# gathers (tests/fuzz/mesh_corpus) and the kernel's qdisc dumps (tests/fuzz/qdisc_corpus) for a
+# sixth each. Usage: tools/fuzz.sh [--build-only] [SECONDS]
 # New inputs go to a scratch directory, not the committed corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,7 @@ udp_sources=(tests/fuzz/udp_fuzzer.cpp src/workloads/udp/udp_wire.cpp src/stats/
 url_sources=(tests/fuzz/url_fuzzer.cpp src/workloads/http/http_url.cpp src/workloads/rpm/rpm_wire.cpp)
 http_sources=(tests/fuzz/http_request_fuzzer.cpp src/metrics/http_request.cpp src/metrics/probe.cpp)
 mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp src/mesh/round_book.cpp src/mesh/schedule.cpp)
+qdisc_sources=(tests/fuzz/qdisc_fuzzer.cpp src/net/qdisc_stats.cpp)
 
 # The targets are built by ninja from a file written here: each source is compiled once (the
 # targets share some), two at a time, again only when it or a header it includes changed (clang's
@@ -55,6 +57,7 @@ mesh_sources=(tests/fuzz/mesh_fuzzer.cpp src/mesh/pair_result.cpp src/mesh/round
   target url_fuzzer "${url_sources[@]}"
   target http_request_fuzzer "${http_sources[@]}"
   target mesh_fuzzer "${mesh_sources[@]}"
+  target qdisc_fuzzer "${qdisc_sources[@]}"
 } > "$out/build.ninja.new"
 # Rewritten only when it changed, so ninja does not rebuild everything for a new file's date.
 if cmp -s "$out/build.ninja.new" "$out/build.ninja"; then rm "$out/build.ninja.new"; else mv "$out/build.ninja.new" "$out/build.ninja"; fi
@@ -63,7 +66,7 @@ ninja -C "$out" -j 2 >/dev/null
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url" "$scratch/http" "$scratch/mesh"
+mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url" "$scratch/http" "$scratch/mesh" "$scratch/qdisc"
 # -rss_limit_mb keeps memory bounded; -max_len lets a few frames fit; -timeout catches hangs.
 "$out/control_fuzzer" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/control" tests/fuzz/corpus 2>&1 | tail -n 12
@@ -79,3 +82,6 @@ echo "== fuzzing the HTTP requests of /metrics and /probe"
 echo "== fuzzing what rank 0 gathers from the mesh's ranks"
 "$out/mesh_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
   -print_final_stats=1 "$scratch/mesh" tests/fuzz/mesh_corpus 2>&1 | tail -n 6
+echo "== fuzzing the kernel's qdisc dumps"
+"$out/qdisc_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
+  -print_final_stats=1 "$scratch/qdisc" tests/fuzz/qdisc_corpus 2>&1 | tail -n 6

@@ -77,8 +77,10 @@ void fill_config(const ParsedOptions& args, config::Config& config, GivenOptions
   if (http && default_buffer) spec.buffer = 64 * 1024;
   // A sink reads whatever arrives: a smaller default buffer per connection, as many may be open.
   if (config.raw && config.role == config::Role::server && default_buffer) spec.buffer = 256 * 1024;
-  // One plain connection without -i reports as a raw sink does: one line once it has closed.
-  if (config.raw && config.role == config::Role::client && spec.connections == 1 && !given.interval)
+  // One plain connection without -i reports as a raw sink does: one line once it has closed. Not
+  // in JSON, which a dashboard reads: there it is the document (and intervals) of any other test.
+  const bool text = config.output == config::OutputFormat::text;
+  if (config.raw && config.role == config::Role::client && spec.connections == 1 && !given.interval && text)
     spec.interval_s = 0;
   // A profile's workloads side by side take the window and intervals the command line set.
   for (spec::TestSpec& part : spec.with) spec::share_test_wide(spec, part);

@@ -18,6 +18,7 @@
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
 
+#include "diagnosis/verdict.hpp"
 #include "engines/bulk_streams.hpp"
 #include "lifecycle/client_peer.hpp"
 #include "lifecycle/client_signals.hpp"
@@ -301,7 +302,8 @@ int ClientTest::report() {
     part.side->add_to_report(live);
     reports.push_back(std::move(live));
   }
-  const report::TestReport whole = TestParts::joined(std::move(reports));
+  report::TestReport whole = TestParts::joined(std::move(reports));
+  whole.diagnosis = diagnosis::diagnose(whole);
   reporter_.end(whole);
   if (incomplete_) return 1;
   for (std::size_t k = 0; k < parts_->size(); ++k)

@@ -13,6 +13,7 @@
 #include "net/flow_path.hpp"
 #include "spec/test_spec.hpp"
 #include "stats/core_spread.hpp"
+#include "stats/side_evidence.hpp"
 #include "stats/summary.hpp"
 
 namespace testio::lifecycle {
@@ -60,6 +61,7 @@ struct SideResults {
   std::vector<int> worker_cpus;                  // --rx-affinity follow: per stream, its worker's CPU; -1 none
   std::vector<int> mptcp_subflows;               // per stream, its MPTCP subflows at the end (0: plain TCP);
                                                  // empty when no stream is MPTCP
+  stats::SideEvidence evidence;                  // for the verdict (diagnosis/); absent from older peers
 };
 
 // A bulk test's figures from one side, by direction: the forward streams (client to server) at

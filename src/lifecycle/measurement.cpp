@@ -20,6 +20,20 @@
 
 namespace testio::lifecycle {
 
+namespace {
+
+// The interface a connected socket's flow leaves by.
+net::FlowPath path_of(int fd) {
+  sockaddr_storage local{}, remote{};
+  socklen_t local_size = sizeof(local), remote_size = sizeof(remote);
+  if (fd < 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_size) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &remote_size) != 0)
+    return {net::kUnknownDevice, "no connection"};
+  return net::flow_path(reinterpret_cast<const sockaddr*>(&local), reinterpret_cast<const sockaddr*>(&remote));
+}
+
+}  // namespace
+
 Measurement::Measurement(std::uint32_t streams, double interval_s, double omit_s, double window_s)
     : counters_(std::make_unique<stats::StreamCounters[]>(streams)),
       fds_(streams, -1),
@@ -31,6 +45,7 @@ void Measurement::begin(const engines::TestClock& clock) {
   clock_ = clock;
   cpu_at_start_ = stats::CpuTimes::now();
   cpu_ticks_at_start_ = stats::read_proc_stat();
+  evidence_.begin(first_device());
   nic_last_.assign(nic_names_.size(), {});
   for (std::size_t i = 0; i < nic_names_.size(); ++i)
     nic_last_[i] = net::read_nic_counters(nic_names_[i]).value_or(net::NicCounters{});
@@ -96,6 +111,7 @@ SideResults Measurement::finish(bool sender) {
     for (int fd : fds_) results.incoming_cpus.push_back(fd >= 0 ? net::read_incoming_cpu(fd) : -1);
   results.worker_cpus = worker_cpus_;
   results.mptcp_subflows = mptcp_subflows();
+  results.evidence = evidence_.finish(stream_ends());
   results.intervals = std::move(intervals_);
   results.nics_reason = nics_reason_;
   if (!digests_.empty() && !digests_[0].empty()) results.digests = digests_;
@@ -105,6 +121,25 @@ SideResults Measurement::finish(bool sender) {
   char congestion[32];
   if (streams && fds_[0] >= 0) results.congestion = net::congestion_name(fds_[0], congestion);
   return results;
+}
+
+// Each stream's TCP_INFO as it ended, for the verdict. Read before the sockets close, with the
+// share of its intervals whose delivery rate was app-limited (the end's own flag only says the
+// sender stopped).
+std::vector<stats::StreamEnd> Measurement::stream_ends() const {
+  std::vector<stats::StreamEnd> ends(fds_.size());
+  for (std::size_t i = 0; i < fds_.size(); ++i) {
+    if (fds_[i] >= 0) ends[i].tcp = net::read_tcp_info(fds_[i]);
+    ends[i].app_limited_share = stats::app_limited_share(intervals_, i);
+  }
+  return ends;
+}
+
+// The interface the first stream leaves by, whose egress qdisc the verdict reads.
+std::string Measurement::first_device() const {
+  for (int fd : fds_)
+    if (fd >= 0) return path_of(fd).device;
+  return "";
 }
 
 // Each data connection's MPTCP subflows (--mptcp, either side's), none when every one is plain TCP.
@@ -120,17 +155,8 @@ std::vector<int> Measurement::mptcp_subflows() const {
 std::vector<net::FlowPath> Measurement::flow_paths() const {
   // Workloads whose connections come and go (--transfers) keep none open: no paths to tell.
   if (std::none_of(fds_.begin(), fds_.end(), [](int fd) { return fd >= 0; })) return {};
-  std::vector<net::FlowPath> paths(fds_.size());
-  for (std::size_t i = 0; i < fds_.size(); ++i) {
-    sockaddr_storage local{}, remote{};
-    socklen_t local_size = sizeof(local), remote_size = sizeof(remote);
-    if (fds_[i] < 0 || ::getsockname(fds_[i], reinterpret_cast<sockaddr*>(&local), &local_size) != 0 ||
-        ::getpeername(fds_[i], reinterpret_cast<sockaddr*>(&remote), &remote_size) != 0) {
-      paths[i].how = "no connection";
-      continue;
-    }
-    paths[i] = net::flow_path(reinterpret_cast<const sockaddr*>(&local), reinterpret_cast<const sockaddr*>(&remote));
-  }
+  std::vector<net::FlowPath> paths;
+  for (int fd : fds_) paths.push_back(path_of(fd));
   return paths;
 }
 

@@ -17,6 +17,7 @@
 #include "stats/core_spread.hpp"
 #include "stats/counters.hpp"
 #include "stats/sampler.hpp"
+#include "stats/side_evidence.hpp"
 #include "engines/stream_task.hpp"
 
 namespace testio::lifecycle {
@@ -62,6 +63,8 @@ class Measurement {
   std::vector<stats::NicSample> sample_nics();
   std::vector<net::FlowPath> flow_paths() const;
   std::vector<int> mptcp_subflows() const;
+  std::string first_device() const;
+  std::vector<stats::StreamEnd> stream_ends() const;
 
   std::unique_ptr<stats::StreamCounters[]> counters_;
   std::vector<int> fds_;
@@ -78,6 +81,7 @@ class Measurement {
   std::string nics_reason_;
   std::vector<net::NicCounters> nic_last_;        // each watched NIC's counters at the last tick
   std::vector<stats::CpuTicks> cpu_ticks_at_start_;  // /proc/stat, for the per-CPU shares
+  stats::EvidenceWatch evidence_;                     // threads, TcpExt and qdisc, for the verdict
   report::Reporter* live_ = nullptr;
   std::function<void(stats::IntervalRecord&)> annotate_;
 };

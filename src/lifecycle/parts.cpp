@@ -310,6 +310,7 @@ report::SideReport side_report(SideResults results) {
   side.incoming_cpus = std::move(results.incoming_cpus);
   side.worker_cpus = std::move(results.worker_cpus);
   side.mptcp_subflows = std::move(results.mptcp_subflows);
+  side.evidence = std::move(results.evidence);
   return side;
 }
 

@@ -11,6 +11,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "diagnosis/verdict.hpp"
 #include "lifecycle/start.hpp"
 #include "lifecycle/total_rate_cap.hpp"
 #include "util/log.hpp"
@@ -277,7 +278,9 @@ bool ServerTest::report(ServerPeer& peer, report::Reporter& reporter) {
     reports.push_back(std::move(report));
   }
   reported_ = true;
-  reporter.end(TestParts::joined(std::move(reports)));
+  report::TestReport whole = TestParts::joined(std::move(reports));
+  whole.diagnosis = diagnosis::diagnose(whole);
+  reporter.end(whole);
   return clean;
 }
 

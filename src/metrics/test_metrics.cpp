@@ -27,14 +27,34 @@ std::uint32_t retransmits(const TestReport& report) {
   return sum;
 }
 
+// The verdict's limit for `direction` ("unknown" when there is none, as in a report from before).
+std::string limit_of(const std::vector<report::Verdict>& verdicts, const char* direction) {
+  for (const report::Verdict& verdict : verdicts)
+    if (verdict.direction == direction) return verdict.limit;
+  return "unknown";
+}
+
+// The result's gauge carries what limited it, so a dashboard can group runs by their limit.
+void add_goodput(Exposition& out, const std::vector<const TestReport*>& reports,
+                 const std::vector<report::Verdict>& verdicts) {
+  out.family("testio_goodput_bytes_per_second", G::gauge,
+             "Goodput the receiver counted over the test (omitted seconds left out), labelled with what limited it");
+  for (const TestReport* report : reports)
+    out.sample(goodput_bytes_per_second(*report),
+               {{"direction", direction_of(*report)}, {"limit", limit_of(verdicts, direction_of(*report))}});
+  if (verdicts.empty()) return;
+  out.family("testio_diagnosis_confidence", G::gauge, "How sure the verdict on what limited a direction is (0 to 1)");
+  for (const report::Verdict& verdict : verdicts)
+    out.sample(verdict.confidence, {{"direction", verdict.direction}, {"limit", verdict.limit}});
+}
+
 // The families with a direction label, for each direction the test ran.
 void add_directions(Exposition& out, const std::vector<const TestReport*>& reports) {
   auto each = [&](const char* name, const char* help, auto value) {
     out.family(name, G::gauge, help);
     for (const TestReport* report : reports) out.sample(value(*report), {{"direction", direction_of(*report)}});
   };
-  each("testio_goodput_bytes_per_second", "Goodput the receiver counted over the test (omitted seconds left out)",
-       [](const TestReport& r) { return goodput_bytes_per_second(r); });
+  add_goodput(out, reports, reports.front()->diagnosis);
   each("testio_test_received_bytes", "Bytes the receiver counted over the test (omitted seconds left out)",
        [](const TestReport& r) { return static_cast<double>(stats::summarize(delivered(r)).bytes); });
   each("testio_fairness_ratio", "Jain's fairness index of the connections' rates: 1 even, 1/N one carries all",

@@ -29,6 +29,20 @@ TcpInfo read_tcp_info(int fd) noexcept {
     snapshot.bytes_received = info.tcpi_bytes_received;
   if (has(offsetof(tcp_info, tcpi_delivery_rate) + sizeof info.tcpi_delivery_rate))
     snapshot.delivery_rate_bps = info.tcpi_delivery_rate * 8;
+  snapshot.app_limited = info.tcpi_delivery_rate_app_limited != 0;
+  if (has(offsetof(tcp_info, tcpi_min_rtt) + sizeof info.tcpi_min_rtt)) snapshot.min_rtt_us = info.tcpi_min_rtt;
+  if (has(offsetof(tcp_info, tcpi_sndbuf_limited) + sizeof info.tcpi_sndbuf_limited)) {
+    snapshot.chrono = true;
+    snapshot.busy_us = info.tcpi_busy_time;
+    snapshot.rwnd_limited_us = info.tcpi_rwnd_limited;
+    snapshot.sndbuf_limited_us = info.tcpi_sndbuf_limited;
+  }
+  if (has(offsetof(tcp_info, tcpi_bytes_retrans) + sizeof info.tcpi_bytes_retrans)) {
+    snapshot.bytes_retrans = info.tcpi_bytes_retrans;
+    snapshot.bytes_sent = info.tcpi_bytes_sent;
+  }
+  if (has(offsetof(tcp_info, tcpi_snd_wnd) + sizeof info.tcpi_snd_wnd)) snapshot.snd_wnd = info.tcpi_snd_wnd;
+  snapshot.rcv_space = info.tcpi_rcv_space;
   return snapshot;
 }
 

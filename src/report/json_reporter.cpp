@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/diagnosis_report.hpp"
 #include "report/digests_report.hpp"
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
@@ -292,6 +293,8 @@ void JsonReporter::with_interval(std::size_t workload, const StartInfo& start, c
 void JsonReporter::end(const TestReport& report) {
   json end = end_json(report);
   report.whole_test_sections([&](const Section& section) { end[section.key()] = section.json(report); });
+  if (!report.diagnosis.empty()) end["diagnosis"] = diagnosis_json(report.diagnosis);
+  if (!report.variations.empty()) end["diagnose"] = variations_json(report.variations);
   // An iperf3 server without -J sends its text, which goes where iperf3's client puts it.
   const char* server_key = report.server_output_text.empty() ? "server_output_json" : "server_output_text";
   json server = !server_output_ ? json() : report.server_output_text.empty() ? server_output_json(report)

@@ -15,7 +15,9 @@
 #include "stats/core_spread.hpp"
 #include "stats/interval.hpp"
 #include "stats/peer_clock.hpp"
+#include "stats/side_evidence.hpp"
 #include "stats/summary.hpp"
+#include "report/verdict.hpp"
 
 namespace testio::report {
 
@@ -91,6 +93,7 @@ struct SideReport {
   // Per stream, the retransmits a peer that sends no TCP_INFO samples counted itself (an iperf3
   // sender's "retransmits"); -1 unknown. Empty for testio's peers, whose intervals carry them.
   std::vector<std::int64_t> told_retransmits;
+  stats::SideEvidence evidence;         // what the verdict reads; absent (not present()) from a plain peer
 };
 
 // -F: each stream's digest on both sides, as the client compares them.
@@ -128,6 +131,10 @@ struct TestReport {
   // or its text). Empty for testio's server, whose side the client tells from its figures.
   std::string server_output_json;
   std::string server_output_text;
+  // What limited each direction (diagnosis::diagnose), filled before the reporters' end().
+  std::vector<Verdict> diagnosis;
+  // --diagnose: the variations run after the test, in order.
+  std::vector<Variation> variations;
 
   const SideReport& local() const noexcept { return start.local_is_sender ? sender : receiver; }
   // The section of type T, for the workload that made it; null when there is none.

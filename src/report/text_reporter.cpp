@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "report/diagnosis_report.hpp"
 #include "report/host_report.hpp"
 #include "report/path_report.hpp"
 #include "report/server_output.hpp"
@@ -302,6 +303,7 @@ void TextReporter::end(const TestReport& report) {
             report.with[k]);
   if (nested_) return;
   report.whole_test_sections([&](const Section& whole) { out_ << whole.text(report, unit); });
+  out_ << diagnosis_text(report.diagnosis, report.variations);
   if (options_.server_output) out_ << "\nServer output:\n" << server_output_text(report, options_);
   out_.flush();
 }

@@ -101,10 +101,11 @@ def testio_raw_sender_and_sink_agree_on_sha256():
         path = harness.random_file(directory, 3_000_000)
         with open(path, "rb") as data:
             expected = hashlib.sha256(data.read()).hexdigest()
-        sent = json.loads(client(server, "--raw", "--hash", "sha256", "-F", path, "--json").stdout)["data"]
+        sent = json.loads(client(server, "--raw", "--hash", "sha256", "-F", path, "--json").stdout)["end"]
         received = json_events(server, "raw", 1)[0]
-    check(sent["digest"] == expected and received["digest"] == expected, f"digests {sent} {received}")
-    check(sent["bytes"] == received["bytes"] == 3_000_000, "byte counts differ")
+    digests = sent["testio"]["digests"]
+    check(digests["sent"] == [expected] and received["digest"] == expected, f"digests {digests} {received}")
+    check(sent["sum_sent"]["bytes"] == received["bytes"] == 3_000_000, "byte counts differ")
     check(received["complete"] and received["calls"] > 0, f"sink figures: {received}")
 
 
@@ -139,6 +140,35 @@ def thirty_two_raw_connections_into_a_threaded_python_receiver():
     check(report["start"]["testio"]["plain_peer"] and report["intervals"], "a plain peer's report with intervals")
     if SCHEMA:
         harness.schema_checker(SCHEMA)(report)
+
+
+def raw_send_documents(port, connections, output):
+    """A --raw send of 4 MiB over `connections` to 127.0.0.1:`port`: its --json document, or its
+    --json-stream events."""
+    done = subprocess.run([harness.BINARY, "-c", "127.0.0.1", "-p", port, "--raw", str(connections), "-n", "4M",
+                           output], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    check(done.returncode == 0, f"--raw {connections} {output}: exit {done.returncode}: {done.stderr}")
+    if output == "--json":
+        return json.loads(done.stdout)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@test
+def one_raw_connection_prints_the_document_n_connections_print():
+    # A dashboard reads --raw 1 --json as it reads --raw 2 --json: the same document, not the
+    # sink's one-line event, and the same events with --json-stream.
+    with Server("--raw", "--hash", "none") as server:
+        one, two = (raw_send_documents(server.port, n, "--json") for n in (1, 2))
+        events = [[event["event"] for event in raw_send_documents(server.port, n, "--json-stream")] for n in (1, 2)]
+    check(list(one) == list(two) == ["start", "intervals", "end"], f"top-level keys {list(one)} and {list(two)}")
+    check(list(one["end"]) == list(two["end"]), f"end keys {list(one['end'])} and {list(two['end'])}")
+    check("sum_received" in one["end"] and "sum_sent" in one["end"], f"end keys {list(one['end'])}")
+    check(one["end"]["sum_sent"]["bytes"] == 4 * 2**20 and len(one["end"]["streams"]) == 1, f"end {one['end']}")
+    check(one["start"]["testio"]["plain_peer"] and one["intervals"], "a plain peer's report with intervals")
+    check(events[0][0] == "start" and events[0][-1] == "end" and set(events[0]) == set(events[1]),
+          f"--json-stream events {events}")
+    if SCHEMA:
+        harness.schema_checker(SCHEMA)(one)
 
 
 @test

@@ -18,8 +18,8 @@ using lifecycle::resolve;
 
 using namespace std::chrono_literals;
 
-// One raw send over one connection without -i prints the line a raw sink prints for it, and
-// --rr --raw its figures, to `out` at the end; nothing before. Owner: the control thread.
+// One raw send over one connection without -i, in text, prints the line a raw sink prints for it,
+// and --rr --raw its figures, to `out` at the end; nothing before. Owner: the control thread.
 class PlainLineReporter : public report::Reporter {
  public:
   PlainLineReporter(std::ostream& out, const config::Config& config) : out_(out), config_(config) {}
@@ -78,9 +78,11 @@ class PlainTcpPeer : public ClientPeer {
       return "raw send failed: " + system->code().message();
     return error.what();
   }
+  // JSON (a document or events) is for dashboards, which read one connection's as they read N's.
   report::Reporter& reporter(report::Reporter& given) override {
     const bool one_transfer = config_.spec.connections == 1 && config_.spec.interval_s <= 0;
-    return echo_ || one_transfer ? line_ : given;
+    const bool text = config_.output == config::OutputFormat::text;
+    return echo_ || (one_transfer && text) ? line_ : given;
   }
 
  private:

@@ -9,8 +9,8 @@
 
 namespace testio::plain {
 
-// A plain TCP receiver or, with --rr, echo server; a single transfer's line, and --rr's figures,
-// go to `out` as a raw sink prints them.
+// A plain TCP receiver or, with --rr, echo server; a single transfer's line (in text; JSON is the
+// usual document), and --rr's figures, go to `out` as a raw sink prints them.
 std::unique_ptr<lifecycle::ClientPeer> plain_tcp_peer(const config::Config& config, std::ostream& out);
 
 }  // namespace testio::plain

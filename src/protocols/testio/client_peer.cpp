@@ -93,6 +93,7 @@ control::DirectedResults summary_of(const control::DirectedResults& results) {
     control::SideResults kept;
     kept.streams = side.streams, kept.cpu = side.cpu, kept.wall_s = side.wall_s;
     kept.congestion = side.congestion, kept.digests = side.digests, kept.cores = side.cores;
+    kept.evidence = side.evidence;
     return kept;
   };
   control::DirectedResults summarized;

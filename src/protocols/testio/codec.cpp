@@ -146,6 +146,29 @@ void parse_zero_copy_fields(const json& stream, stats::StreamFigures& figures) {
     throw ProtocolError("fields \"recv_zerocopy_bytes\" and \"recv_copied_bytes\" cannot add up to more than \"bytes\"");
 }
 
+// What the verdict reads of this side (stats/side_evidence.hpp), compact: per stream an array in
+// kEvidenceStreamFields' order, per thread and per counter a [name, value] pair.
+json evidence_json(const stats::SideEvidence& evidence) {
+  json streams = json::array();
+  for (const stats::StreamEnd& end : evidence.streams) {
+    const net::TcpInfo& tcp = end.tcp;
+    streams.push_back({tcp.valid ? 1 : 0, tcp.chrono ? 1 : 0, tcp.busy_us, tcp.rwnd_limited_us,
+                       tcp.sndbuf_limited_us, tcp.min_rtt_us, tcp.snd_wnd, tcp.rcv_space, tcp.bytes_sent,
+                       tcp.bytes_retrans, end.app_limited_share});
+  }
+  json threads = json::array();
+  for (const stats::ThreadCpu& thread : evidence.threads) threads.push_back({thread.name, thread.cpu_s, thread.wait_s});
+  json tcp_ext = json::array();
+  for (const net::NamedCounter& counter : evidence.tcp_ext) tcp_ext.push_back({counter.name, counter.value});
+  json message = {{"cpus", evidence.cpus}, {"streams", std::move(streams)}, {"threads", std::move(threads)},
+                  {"tcp_ext", std::move(tcp_ext)}, {"missing", evidence.missing}};
+  const stats::QdiscDelta& qdisc = evidence.qdisc;
+  if (!qdisc.device.empty())
+    message["qdisc"] = {{"device", qdisc.device}, {"kind", qdisc.kind}, {"drops", qdisc.drops},
+                        {"overlimits", qdisc.overlimits}, {"backlog_bytes", qdisc.backlog_bytes}};
+  return message;
+}
+
 }  // namespace
 
 json to_json(const SideResults& results, const char* type) {
@@ -211,6 +234,7 @@ json to_json(const SideResults& results, const char* type) {
     for (const stats::CoreShare& core : results.cores) cores.push_back({core.cpu, core.busy, core.softirq});
     message["cores"] = std::move(cores);
   }
+  if (results.evidence.present()) message["evidence"] = evidence_json(results.evidence);
   return message;
 }
 
@@ -333,6 +357,105 @@ std::vector<int> parse_cpus(const json& message, const char* name, std::uint32_t
                           "a CPU number, or -1");
 }
 
+constexpr const char* kEvidenceStreamFields =
+    "[tcp_valid, chrono, busy_us, rwnd_limited_us, sndbuf_limited_us, min_rtt_us, snd_wnd, rcv_space, "
+    "bytes_sent, bytes_retrans, app_limited_share]";
+
+stats::StreamEnd parse_stream_end(const json& entry) {
+  if (!entry.is_array() || entry.size() != 11 || !entry[10].is_number())
+    throw ProtocolError(std::string("each stream of \"evidence\" must be ") + kEvidenceStreamFields);
+  for (std::size_t i = 0; i < 10; ++i)
+    if (!is_count(entry[i])) throw ProtocolError(std::string("each stream of \"evidence\" must be ") + kEvidenceStreamFields);
+  auto u32 = [&entry](std::size_t i) {
+    std::uint64_t value = entry[i].get<std::uint64_t>();
+    if (value > UINT32_MAX) throw ProtocolError("a 32-bit TCP_INFO figure of \"evidence\" is out of range");
+    return static_cast<std::uint32_t>(value);
+  };
+  stats::StreamEnd end;
+  end.tcp.valid = entry[0].get<std::uint64_t>() != 0;
+  end.tcp.chrono = entry[1].get<std::uint64_t>() != 0;
+  end.tcp.busy_us = entry[2].get<std::uint64_t>();
+  end.tcp.rwnd_limited_us = entry[3].get<std::uint64_t>();
+  end.tcp.sndbuf_limited_us = entry[4].get<std::uint64_t>();
+  end.tcp.min_rtt_us = u32(5);
+  end.tcp.snd_wnd = u32(6);
+  end.tcp.rcv_space = u32(7);
+  end.tcp.bytes_sent = entry[8].get<std::uint64_t>();
+  end.tcp.bytes_retrans = entry[9].get<std::uint64_t>();
+  end.app_limited_share = entry[10].get<double>();
+  if (!(end.app_limited_share >= 0 && end.app_limited_share <= 1))
+    throw ProtocolError("an app-limited share of \"evidence\" must lie between 0 and 1");
+  return end;
+}
+
+// The TcpExt deltas: [name, count] pairs, names at most 32 characters.
+std::vector<net::NamedCounter> parse_counters(const json& evidence) {
+  std::vector<net::NamedCounter> counters;
+  const json& list = field(evidence, "tcp_ext");
+  if (!list.is_array() || list.size() > stats::kEvidenceCounters)
+    throw ProtocolError("\"tcp_ext\" must list at most " + std::to_string(stats::kEvidenceCounters) + " counters");
+  for (const json& pair : list) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() ||
+        pair[0].get_ref<const std::string&>().size() > 32 || !is_count(pair[1]))
+      throw ProtocolError("each entry of \"tcp_ext\" must be [name, count]");
+    counters.push_back({pair[0].get<std::string>(), pair[1].get<std::uint64_t>()});
+  }
+  return counters;
+}
+
+// [name, cpu_s, wait_s] per thread: seconds, not negative, at most a day.
+std::vector<stats::ThreadCpu> parse_threads(const json& evidence) {
+  std::vector<stats::ThreadCpu> threads;
+  const json& list = field(evidence, "threads");
+  if (!list.is_array() || list.size() > stats::kMaxEvidenceThreads)
+    throw ProtocolError("\"threads\" must list at most " + std::to_string(stats::kMaxEvidenceThreads) + " threads");
+  auto seconds = [](const json& value) { return value.is_number() && value.get<double>() >= 0 && value.get<double>() <= 86400; };
+  for (const json& thread : list) {
+    if (!thread.is_array() || thread.size() != 3 || !thread[0].is_string() ||
+        thread[0].get_ref<const std::string&>().size() > 32 || !seconds(thread[1]) || !seconds(thread[2]))
+      throw ProtocolError("each entry of \"threads\" must be [name, cpu_s, wait_s]");
+    threads.push_back({thread[0].get<std::string>(), thread[1].get<double>(), thread[2].get<double>()});
+  }
+  return threads;
+}
+
+stats::SideEvidence parse_evidence(const json& message, std::uint32_t expected_streams) {
+  stats::SideEvidence evidence;
+  auto found = message.find("evidence");
+  if (found == message.end()) return evidence;  // a peer from before the verdicts
+  const json& object = *found;
+  if (!object.is_object()) throw ProtocolError("field \"evidence\" must be an object");
+  const json& cpus = field(object, "cpus");
+  if (!cpus.is_array() || cpus.empty() || cpus.size() > stats::kMaxCores)
+    throw ProtocolError("\"evidence\" must list the CPUs the peer may use");
+  for (const json& cpu : cpus) {
+    if (!is_count(cpu) || cpu.get<std::uint64_t>() >= stats::kMaxCores) throw ProtocolError("a CPU of \"evidence\" is out of range");
+    evidence.cpus.push_back(static_cast<std::uint32_t>(cpu.get<std::uint64_t>()));
+  }
+  const json& streams = field(object, "streams");
+  if (!streams.is_array() || streams.size() != expected_streams)
+    throw ProtocolError("\"evidence\" must list " + std::to_string(expected_streams) + " streams");
+  for (const json& entry : streams) evidence.streams.push_back(parse_stream_end(entry));
+  evidence.threads = parse_threads(object);
+  evidence.tcp_ext = parse_counters(object);
+  const json& missing = field(object, "missing");
+  if (!missing.is_array() || missing.size() > stats::kEvidenceCounters)
+    throw ProtocolError("\"missing\" of \"evidence\" must list counter names");
+  for (const json& name : missing) {
+    if (!name.is_string() || name.get_ref<const std::string&>().size() > 32) throw ProtocolError("a missing counter's name must be a short string");
+    evidence.missing.push_back(name.get<std::string>());
+  }
+  if (auto qdisc = object.find("qdisc"); qdisc != object.end()) {
+    if (!qdisc->is_object()) throw ProtocolError("\"qdisc\" of \"evidence\" must be an object");
+    evidence.qdisc.device = get_string(*qdisc, "device", 15);
+    evidence.qdisc.kind = get_string(*qdisc, "kind", 32);
+    evidence.qdisc.drops = get_uint(*qdisc, "drops", 0, UINT64_MAX);
+    evidence.qdisc.overlimits = get_uint(*qdisc, "overlimits", 0, UINT64_MAX);
+    evidence.qdisc.backlog_bytes = get_uint(*qdisc, "backlog_bytes", 0, UINT64_MAX);
+  }
+  return evidence;
+}
+
 }  // namespace
 
 SideResults parse_side_results(const json& message, const char* type, std::uint32_t expected_streams) {
@@ -400,6 +523,7 @@ SideResults parse_side_results(const json& message, const char* type, std::uint3
   results.worker_cpus = parse_cpus(message, "worker_cpus", expected_streams);
   // MPTCP_INFO's count is a byte, plus the first subflow.
   results.mptcp_subflows = parse_per_stream(message, "mptcp_subflows", expected_streams, 0, 256, "a subflow count");
+  results.evidence = parse_evidence(message, expected_streams);
   return results;
 }
 
@@ -422,11 +546,14 @@ std::uint64_t figures_frame_bound(std::uint32_t streams, std::uint64_t intervals
   // A stream's totals with every optional field at 20 digits (a UDP flow's seven under their
   // names too), and its digest; a sample of 9 numbers (16 for UDP) of 20 digits at most; an interval's own fields and up to 16 NICs of 5 values each; the rest
   // of the message (CPU, cores for 1024 CPUs, the NICs' reason, the reverse direction's header).
-  // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst.
-  constexpr std::uint64_t kStreamBytes = 512 + 160 + 7 * 40 + 100 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6;
+  // A path's how is at most kMaxPathHow characters, each escaped to 6 at worst. The evidence: a
+  // stream's 11 numbers; the rest of it (1024 CPUs, 64 threads and 7 counters, names escaped at
+  // worst, the qdisc) in the message's share.
+  constexpr std::uint64_t kStreamBytes =
+      512 + 160 + 7 * 40 + 100 + net::kMaxNicName + 6 * net::kMaxPathHow + 16 + 2 * 6 + 11 * 21 + 4;
   constexpr std::uint64_t kSampleBytes = 16 * 21 + 2;
   constexpr std::uint64_t kIntervalBytes = 128 + 16 * (net::kMaxNicName + 5 * 21 + 8);
-  constexpr std::uint64_t kMessageBytes = 64 * 1024;
+  constexpr std::uint64_t kMessageBytes = 64 * 1024 + 1024 * 6 + 71 * (6 * 32 + 30) + 512;
   return kMessageBytes + streams * kStreamBytes + intervals * (kIntervalBytes + streams * kSampleBytes);
 }
 

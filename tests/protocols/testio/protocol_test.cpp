@@ -209,6 +209,43 @@ TEST(SideResultsMessage, MptcpSubflowsTravelPerStreamAndAreOptional) {
   EXPECT_EQ(back.mptcp_subflows, results.mptcp_subflows);
 }
 
+TEST(SideResultsMessage, EvidenceTravelsWholeAndIsOptional) {
+  SideResults results;
+  results.streams.resize(2);
+  EXPECT_FALSE(parse_side_results(to_json(results, "results"), "results", 2).evidence.present());
+  stats::SideEvidence& evidence = results.evidence;
+  evidence.cpus = {0, 3};
+  evidence.streams.resize(2);
+  evidence.streams[1].tcp.valid = evidence.streams[1].tcp.chrono = true;
+  evidence.streams[1].tcp.busy_us = 9'000'000;
+  evidence.streams[1].tcp.rwnd_limited_us = 8'000'000;
+  evidence.streams[1].tcp.snd_wnd = 11'000;
+  evidence.streams[1].app_limited_share = 0.25;
+  evidence.threads = {{"testio-w0", 3.5, 1.25}};
+  evidence.tcp_ext = {{"TCPToZeroWindowAdv", 129}};
+  evidence.missing = {"TCPOFODrop"};
+  evidence.qdisc = {"tb1", "tbf", 5, 900, 3000};
+  SideResults back = parse_side_results(to_json(results, "results"), "results", 2);
+  ASSERT_TRUE(back.evidence.present());
+  EXPECT_EQ(back.evidence.cpus, evidence.cpus);
+  EXPECT_EQ(back.evidence.streams[1].tcp.rwnd_limited_us, 8'000'000u);
+  EXPECT_EQ(back.evidence.streams[1].tcp.snd_wnd, 11'000u);
+  EXPECT_DOUBLE_EQ(back.evidence.streams[1].app_limited_share, 0.25);
+  EXPECT_DOUBLE_EQ(back.evidence.threads.at(0).wait_s, 1.25);
+  EXPECT_EQ(back.evidence.tcp_ext.at(0).value, 129u);
+  EXPECT_EQ(back.evidence.missing, evidence.missing);
+  EXPECT_EQ(back.evidence.qdisc.kind, "tbf");
+  EXPECT_EQ(back.evidence.qdisc.drops, 5u);
+  // A peer's evidence is checked like any figure: a stream short, a negative time, a huge CPU.
+  for (const char* pointer : {"/evidence/streams/0", "/evidence/threads/0/1", "/evidence/cpus/0"}) {
+    nlohmann::json message = to_json(results, "results");
+    if (std::string(pointer) == "/evidence/streams/0") message["evidence"]["streams"][0] = {1, 2};
+    else if (std::string(pointer) == "/evidence/threads/0/1") message["evidence"]["threads"][0][1] = -1;
+    else message["evidence"]["cpus"][0] = 5000;
+    EXPECT_THROW(parse_side_results(message, "results", 2), ProtocolError) << pointer;
+  }
+}
+
 TEST(SideResultsMessage, DigestsTravelPerStream) {
   SideResults results;
   results.streams.resize(2);
