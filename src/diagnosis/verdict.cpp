@@ -26,6 +26,15 @@ constexpr double kRttInflated = 2.0;        // mean RTT over the minimum
 constexpr double kRttInflatedFloorUs = 500; // ... and at least this far above it
 constexpr double kCwndLimited = 0.60;       // cwnd-limited share of the busy time
 constexpr double kQueued = 0.50;            // busy share of the streams' time: data was waiting
+// In flight (goodput x RTT) over the congestion window: below this the cwnd had room, so the busy
+// time the kernel counts as neither rwnd- nor sndbuf-limited was not spent waiting on it (a send
+// buffer of 16 KB behind 8 ms of ACK queueing: 0.16-0.18; a tbf: 0.77-0.87; BBR keeps 2x BDP).
+constexpr double kCwndRoom = 0.35;
+// With the cwnd far from full, a window or send-buffer stall is the limit at a lower share: the
+// kernel starts those clocks only at a transmit and stops them at the next ACK, so on a veth of
+// some 30 us a 16 KB receive buffer showed 18-55% rwnd-limited, and a 16 KB send buffer 3-24%.
+constexpr double kWindowLimitedRoomy = 0.15;
+constexpr double kBufferLimitedRoomy = 0.05;
 
 // One side's CPU as the verdict sees it.
 struct SideCpu {
@@ -58,6 +67,8 @@ struct SenderTcp {
   double mean_rtt_us = 0, min_rtt_us = 0;
   std::uint64_t retransmits = 0;
   std::uint32_t last_snd_wnd = 0;  // the smallest window a peer advertised last, bytes; 0 unknown
+  double cwnd_use = -1;            // in flight (acked rate x RTT) over cwnd, summed over streams; < 0 unknown
+  bool cwnd_roomy() const noexcept { return cwnd_use >= 0 && cwnd_use < kCwndRoom; }
 };
 
 struct Facts {
@@ -106,7 +117,7 @@ SideCpu side_cpu(const report::SideReport& side) {
 SenderTcp sender_tcp(const report::SideReport& sender) {
   SenderTcp tcp;
   std::uint64_t busy = 0, rwnd = 0, sndbuf = 0, sent = 0, retransmitted = 0;
-  double rtt_sum = 0, min_rtt = 0, stream_time_us = 0;
+  double rtt_sum = 0, min_rtt = 0, stream_time_us = 0, flight = 0, cwnd = 0;
   std::size_t rtt_count = 0;
   for (const stats::StreamEnd& stream : sender.evidence.streams) {
     const net::TcpInfo& info = stream.tcp;
@@ -117,7 +128,12 @@ SenderTcp sender_tcp(const report::SideReport& sender) {
     if (info.min_rtt_us && (min_rtt == 0 || info.min_rtt_us < min_rtt)) min_rtt = info.min_rtt_us;
     if (info.snd_wnd && (tcp.last_snd_wnd == 0 || info.snd_wnd < tcp.last_snd_wnd)) tcp.last_snd_wnd = info.snd_wnd;
     stream_time_us += sender.wall_s * 1e6;
+    if (info.snd_cwnd_bytes && info.rtt_us && sender.wall_s > 0) {
+      flight += static_cast<double>(info.bytes_acked) / sender.wall_s * info.rtt_us / 1e6;
+      cwnd += info.snd_cwnd_bytes;
+    }
   }
+  if (cwnd > 0) tcp.cwnd_use = flight / cwnd;
   for (std::size_t i = 0; i < sender.totals.size(); ++i) {
     stats::TcpSummary summary = stats::tcp_summary(sender.intervals, i);
     if (!summary.valid) continue;
@@ -316,9 +332,12 @@ Finding window_limit(const Facts& facts) {
     finding.evidence.push_back({"zero_windows", static_cast<double>(receiver.zero_windows), "advertisements"});
     add_cpu_evidence(finding, receiver, "receiver");
   }
-  if (tcp.rwnd_share < kWindowLimited) {
+  if (tcp.cwnd_use >= 0) finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
+  bool roomy = tcp.cwnd_roomy() && tcp.rwnd_share >= kWindowLimitedRoomy && tcp.rwnd_share >= tcp.sndbuf_share;
+  if (tcp.rwnd_share < kWindowLimited && !roomy) {
     finding.why = fmt::format("the sender waited on the receiver's window for {} of its busy time",
                               percent(tcp.rwnd_share));
+    if (tcp.cwnd_use >= 0) finding.why += fmt::format(", with {} of its cwnd in flight", percent(tcp.cwnd_use));
     return finding;
   }
   finding.holds = true;
@@ -356,8 +375,12 @@ Finding send_buffer(const Facts& facts) {
   }
   finding.evidence = {{"sndbuf_limited", tcp.sndbuf_share, "share of the sender's busy time"},
                       {"send_buffer", static_cast<double>(facts.report.start.sndbuf_actual), "bytes"}};
-  if (tcp.sndbuf_share < kBufferLimited) {
+  if (tcp.cwnd_use >= 0) finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
+  // A roomy cwnd and a sender whose CPU had room: nothing but the buffer kept more in flight.
+  bool roomy = tcp.cwnd_roomy() && tcp.sndbuf_share >= kBufferLimitedRoomy && !facts.sender.saturated();
+  if (tcp.sndbuf_share < kBufferLimited && !roomy) {
     finding.why = fmt::format("the send buffer held the sender back for {} of its busy time", percent(tcp.sndbuf_share));
+    if (tcp.cwnd_use >= 0) finding.why += fmt::format(", with {} of its cwnd in flight", percent(tcp.cwnd_use));
     return finding;
   }
   finding.holds = true;
@@ -386,6 +409,8 @@ Finding network(const Facts& facts) {
   bool queueing = inflation >= kRttInflated && tcp.mean_rtt_us - tcp.min_rtt_us >= kRttInflatedFloorUs;
   bool shaped = facts.qdisc.overlimits > 0 || facts.qdisc.backlog_bytes > 0;
   bool waiting_on_cwnd = tcp.chrono ? tcp.cwnd_share >= kCwndLimited && tcp.busy_share >= kQueued : lossy;
+  if (tcp.cwnd_use >= 0) finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
+  if (tcp.cwnd_roomy()) waiting_on_cwnd = false;  // what the kernel left as "cwnd" was not the cwnd
   if (!waiting_on_cwnd || !(lossy || queueing || shaped)) {
     finding.why = fmt::format("the sender was cwnd-limited for {} of its busy time, with {} retransmitted and a "
                               "mean RTT {:.1f}x the minimum", percent(tcp.cwnd_share), percent(tcp.retrans_share),
