@@ -125,7 +125,7 @@ def too_few_streams():
                                stdin=subprocess.DEVNULL)
     if "--diagnose" not in help_text.stdout + help_text.stderr:
         raise Skip("--diagnose not in this binary")
-    hit_rate("too_few_streams", lambda: causes.too_few_streams(extra=("--diagnose",)), "too_few_streams")
+    hit_rate("too_few_streams", lambda: causes.too_few_streams(extra=("--diagnose", "--diagnose-time", "6")), "too_few_streams")
 
 
 @test
