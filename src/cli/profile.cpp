@@ -2,13 +2,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "util/mapped_file.hpp"
 #include "util/units.hpp"
 #include "workloads/registry.hpp"
 
@@ -72,11 +71,9 @@ void read_spec(const std::string& path, const json& spec, Profile& profile) {
 
 Profile read_profile(const std::string& path, const std::function<bool(const std::string&)>& accepts,
                      const std::function<bool(const std::string&)>& given) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read profile " + path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  std::optional<std::string> text = util::read_whole_file(path);
+  if (!text) throw UsageError("cannot read profile " + path + ": " + std::strerror(errno));
+  json document = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object())
     throw UsageError("profile " + path + " is not a JSON object of option names and values");
   Profile profile;

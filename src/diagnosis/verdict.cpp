@@ -49,6 +49,8 @@ struct SideCpu {
   double other_softirq = 0;      // the mean softirq share of the others
   std::uint64_t receive_drops = 0;  // TcpExt counters of data dropped or pruned on arrival
   std::uint64_t zero_windows = 0;   // windows this host advertised as zero
+  std::size_t flow_cpus = 0;        // distinct CPUs its flows were received on (SO_INCOMING_CPU); 0 unknown
+  bool flows_on_hot_cpu = false;    // every flow received on the CPU with the most softirq
 
   bool saturated() const noexcept {
     return busiest_thread >= kSaturatedThread || (cpus_busy >= kBusyCpus && own_share >= kRunningThere);
@@ -106,6 +108,12 @@ SideCpu side_cpu(const report::SideReport& side) {
   }
   if (counted) cpu.cpus_busy = busy / static_cast<double>(counted);
   if (counted > 1) cpu.other_softirq = (softirq_sum - cpu.hot_softirq) / static_cast<double>(counted - 1);
+  std::vector<int> flow_cpus;
+  for (int incoming : side.incoming_cpus)
+    if (incoming >= 0 && std::find(flow_cpus.begin(), flow_cpus.end(), incoming) == flow_cpus.end())
+      flow_cpus.push_back(incoming);
+  cpu.flow_cpus = flow_cpus.size();
+  cpu.flows_on_hot_cpu = flow_cpus.size() == 1 && static_cast<std::uint32_t>(flow_cpus.front()) == cpu.hot_cpu;
   for (const net::NamedCounter& counter : evidence.tcp_ext)
     if (counter.name == stats::kZeroWindowCounter)
       cpu.zero_windows += counter.value;
@@ -230,8 +238,11 @@ Finding rx_softirq(const Facts& facts) {
   finding.evidence = {{"receiver_hot_cpu", static_cast<double>(receiver.hot_cpu), "CPU number"},
                       {"receiver_hot_cpu_softirq", receiver.hot_softirq, "share of that CPU"},
                       {"receiver_other_cpus_softirq", receiver.other_softirq, "mean share of each other CPU"}};
-  bool lopsided = receiver.hot_softirq >= kHotSoftirq && receiver.hot_softirq >= 3 * receiver.other_softirq &&
-                  receiver.usable > 1 && facts.connections > 1;
+  if (receiver.flow_cpus)
+    finding.evidence.push_back({"receiver_flow_cpus", static_cast<double>(receiver.flow_cpus), "CPUs the flows arrived on"});
+  // Hot and lopsided, or hot with every flow arriving there (SO_INCOMING_CPU) however busy the others.
+  bool hot = receiver.hot_softirq >= kHotSoftirq && receiver.usable > 1 && facts.connections > 1;
+  bool lopsided = hot && (receiver.hot_softirq >= 3 * receiver.other_softirq || receiver.flows_on_hot_cpu);
   if (!lopsided) {
     finding.why = fmt::format("no CPU of the receiver's spent half its time in softirq (the most: {} on CPU {})",
                               percent(receiver.hot_softirq), receiver.hot_cpu);
@@ -239,9 +250,10 @@ Finding rx_softirq(const Facts& facts) {
   }
   finding.holds = true;
   finding.confidence = sureness(receiver.hot_softirq, kHotSoftirq, 0.9);
-  finding.why = fmt::format("CPU {} of the receiver spent {} of its time in softirq, the others {} on average: "
+  finding.why = fmt::format("CPU {} of the receiver spent {} of its time in softirq, the others {} on average{}: "
                             "every flow's receive work lands on one CPU",
-                            receiver.hot_cpu, percent(receiver.hot_softirq), percent(receiver.other_softirq));
+                            receiver.hot_cpu, percent(receiver.hot_softirq), percent(receiver.other_softirq),
+                            receiver.flows_on_hot_cpu ? ", and every flow arrived there" : "");
   finding.advice = {"Spread the receive queues: check `ethtool -l` and `ethtool -x` for RSS, or set RPS "
                     "(/sys/class/net/DEV/queues/rx-*/rps_cpus).",
                     "Use more connections so the flow hash has more to spread (-P)."};
@@ -327,7 +339,10 @@ Finding window_limit(const Facts& facts) {
   }
   finding.evidence = {{"rwnd_limited", tcp.rwnd_share, "share of the sender's busy time"},
                       {"snd_wnd", static_cast<double>(tcp.last_snd_wnd), "bytes"},
-                      {"receiver_buffer", static_cast<double>(facts.report.start.rcvbuf_actual), "bytes"}};
+};
+  // What the kernel granted is read back on this side's sockets: the receiver's only when it is local.
+  if (!facts.report.start.local_is_sender)
+    finding.evidence.push_back({"receiver_buffer", static_cast<double>(facts.report.start.rcvbuf_actual), "bytes"});
   if (receiver.measured) {
     finding.evidence.push_back({"zero_windows", static_cast<double>(receiver.zero_windows), "advertisements"});
     add_cpu_evidence(finding, receiver, "receiver");
@@ -374,7 +389,9 @@ Finding send_buffer(const Facts& facts) {
     return finding;
   }
   finding.evidence = {{"sndbuf_limited", tcp.sndbuf_share, "share of the sender's busy time"},
-                      {"send_buffer", static_cast<double>(facts.report.start.sndbuf_actual), "bytes"}};
+};
+  if (facts.report.start.local_is_sender)
+    finding.evidence.push_back({"send_buffer", static_cast<double>(facts.report.start.sndbuf_actual), "bytes"});
   if (tcp.cwnd_use >= 0) finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
   // A roomy cwnd and a sender whose CPU had room: nothing but the buffer kept more in flight.
   bool roomy = tcp.cwnd_roomy() && tcp.sndbuf_share >= kBufferLimitedRoomy && !facts.sender.saturated();

@@ -26,6 +26,7 @@
 #include "metrics/child_process.hpp"
 #include "metrics/test_metrics.hpp"
 #include "util/log.hpp"
+#include "util/mapped_file.hpp"
 #include "util/spawn.hpp"
 
 namespace testio::metrics {
@@ -104,8 +105,8 @@ asio::awaitable<HttpResponse> Exporter::run(const Probe& probe, const std::strin
                                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                         std::chrono::duration<double>(probe.deadline_s)));
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const std::string metrics = util::read_child_file(result.string());
-  const std::string stderr_text = util::read_child_file(errors.string());
+  const std::string metrics = util::read_whole_file(result.string()).value_or("");
+  const std::string stderr_text = util::read_whole_file(errors.string()).value_or("");
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
   // A usage error is the query's fault, not the target's: Prometheus shows it as a failed scrape.

@@ -1,8 +1,8 @@
 #include "net/tcp_ext.hpp"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
+
+#include "util/mapped_file.hpp"
 
 namespace testio::net {
 namespace {
@@ -59,11 +59,7 @@ std::vector<NamedCounter> parse_tcp_ext(std::string_view netstat_text) {
 }
 
 std::vector<NamedCounter> read_tcp_ext(const std::string& root) {
-  std::ifstream file(root + "/proc/net/netstat");
-  if (!file) return {};
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_tcp_ext(text.str());
+  return parse_tcp_ext(util::read_whole_file(root + "/proc/net/netstat").value_or(""));
 }
 
 std::optional<std::uint64_t> find_counter(const std::vector<NamedCounter>& counters, std::string_view name) {

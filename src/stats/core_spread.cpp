@@ -1,8 +1,8 @@
 #include "stats/core_spread.hpp"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
+
+#include "util/mapped_file.hpp"
 
 namespace testio::stats {
 namespace {
@@ -48,11 +48,7 @@ std::vector<CpuTicks> parse_proc_stat(std::string_view text) {
 }
 
 std::vector<CpuTicks> read_proc_stat(const std::string& root) {
-  std::ifstream file(root + "/proc/stat");
-  if (!file) return {};
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_proc_stat(text.str());
+  return parse_proc_stat(util::read_whole_file(root + "/proc/stat").value_or(""));
 }
 
 std::vector<CoreShare> core_shares(const std::vector<CpuTicks>& before, const std::vector<CpuTicks>& after) {

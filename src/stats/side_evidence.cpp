@@ -63,9 +63,8 @@ SideEvidence EvidenceWatch::finish(std::vector<StreamEnd> streams) const {
       evidence.qdisc.device = device_;
       evidence.qdisc.kind = root->kind;
       // 32-bit kernel counters may wrap over a long test; a wrap shows as the modular difference.
-      evidence.qdisc.drops = static_cast<std::uint32_t>(root->drops - static_cast<std::uint32_t>(qdisc_drops_));
-      evidence.qdisc.overlimits =
-          static_cast<std::uint32_t>(root->overlimits - static_cast<std::uint32_t>(qdisc_overlimits_));
+      evidence.qdisc.drops = static_cast<std::uint32_t>(root->drops - qdisc_drops_);
+      evidence.qdisc.overlimits = static_cast<std::uint32_t>(root->overlimits - qdisc_overlimits_);
       evidence.qdisc.backlog_bytes = root->backlog_bytes;
     }
   return evidence;

@@ -68,7 +68,7 @@ class EvidenceWatch {
   std::vector<ThreadTicks> threads_;
   std::vector<net::NamedCounter> tcp_ext_;
   std::string device_;
-  std::uint64_t qdisc_drops_ = 0, qdisc_overlimits_ = 0;
+  std::uint32_t qdisc_drops_ = 0, qdisc_overlimits_ = 0;  // the kernel's 32-bit counters at begin()
   bool qdisc_read_ = false;
 };
 

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include <dirent.h>
 #include <unistd.h>
+
+#include "util/mapped_file.hpp"
 
 namespace testio::stats {
 namespace {
@@ -30,14 +30,6 @@ template <typename Number>
 bool parse_stat_number(std::string_view word, Number& value) {
   auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
   return !word.empty() && error == std::errc() && end == word.data() + word.size();
-}
-
-std::string read_stat_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return {};
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
 }
 
 std::uint64_t ticks_of(const ThreadTicks& ticks) noexcept { return ticks.user + ticks.system; }
@@ -77,8 +69,8 @@ std::vector<ThreadTicks> read_threads(const std::string& root) {
     if (tid == "." || tid == "..") continue;
     // A thread that ended since readdir() has no stat left to read: empty text, skipped.
     const std::string task = tasks + "/" + entry->d_name;
-    if (std::optional<ThreadTicks> ticks = parse_task_stat(read_stat_file(task + "/stat"))) {
-      ticks->wait_ns = parse_schedstat_wait(read_stat_file(task + "/schedstat")).value_or(0);
+    if (std::optional<ThreadTicks> ticks = parse_task_stat(util::read_whole_file(task + "/stat").value_or(""))) {
+      ticks->wait_ns = parse_schedstat_wait(util::read_whole_file(task + "/schedstat").value_or("")).value_or(0);
       threads.push_back(std::move(*ticks));
     }
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace testio::util {
@@ -28,5 +29,9 @@ class MappedFile {
   const char* data_ = nullptr;
   std::size_t size_ = 0;
 };
+
+// A whole file read into a string: a small one (/proc and /sys files, profiles, keys, a child's
+// output), where a mapping is not worth it. nullopt when it cannot be opened (errno says why).
+std::optional<std::string> read_whole_file(const std::string& path);
 
 }  // namespace testio::util

@@ -1,4 +1,5 @@
 #include "util/spawn.hpp"
+#include "util/mapped_file.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,7 +12,6 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -126,13 +126,6 @@ std::string own_binary() {
   const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
   if (n <= 0) throw std::runtime_error("cannot find this testio's own binary (/proc/self/exe)");
   return std::string(path.data(), static_cast<std::size_t>(n));
-}
-
-std::string read_child_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string last_complaint(const std::string& text) {

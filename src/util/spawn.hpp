@@ -55,8 +55,6 @@ struct ProcessEnd {
 // This process's own binary (/proc/self/exe), to run again as a child. Throws std::runtime_error.
 std::string own_binary();
 
-// A child's file, whole ("" when it is missing).
-std::string read_child_file(const std::string& path);
 // The last line a testio child wrote on stderr (`text`), without its "testio: error: " prefixes
 // and at most 300 bytes: what it said went wrong.
 std::string last_complaint(const std::string& text);

@@ -199,6 +199,29 @@ TEST(Verdict, OneSoftirqCpuForManyFlowsIsRxSoftirq) {
   EXPECT_EQ(judge(report, "forward").limit, "rx_softirq");
 }
 
+TEST(Verdict, EveryFlowArrivingOnTheHotCpuIsRxSoftirqThoughOthersAreBusyToo) {
+  report::TestReport report = test(8, 12);
+  report.receiver.cores = {{0, 0.95, 0.6}, {1, 0.9, 0.3}, {2, 0.9, 0.3}, {3, 0.9, 0.3}};
+  EXPECT_NE(judge(report, "forward").limit, "rx_softirq");  // hot, but not three times the others
+  report.receiver.incoming_cpus.assign(8, 0);
+  report::Verdict verdict = judge(report, "forward");
+  EXPECT_EQ(verdict.limit, "rx_softirq");
+  EXPECT_NE(verdict.summary.find("every flow arrived there"), std::string::npos);
+}
+
+TEST(Verdict, BuffersAreEvidenceOnlyFromTheSideThatReadThemBack) {
+  report::TestReport report = test(2, 0.4);
+  stalls(report.sender, 1.0, 0.93, 0.0);
+  report.start.rcvbuf_actual = 16384;
+  auto has = [](const report::Verdict& verdict, const char* name) {
+    return std::any_of(verdict.evidence.begin(), verdict.evidence.end(),
+                       [&](const report::NamedFigure& figure) { return figure.name == name; });
+  };
+  EXPECT_FALSE(has(judge(report, "forward"), "receiver_buffer"));  // a sending client read back its own
+  report.start.local_is_sender = false;
+  EXPECT_TRUE(has(judge(report, "forward"), "receiver_buffer"));
+}
+
 TEST(Verdict, OneSaturatedConnectionWithCpusToSpareIsTooFewStreams) {
   report::TestReport report = test(1, 25);
   report.sender.evidence.threads = {{"testio-w0", 9.9}};

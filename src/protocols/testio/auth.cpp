@@ -9,11 +9,10 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "util/digest.hpp"
+#include "util/mapped_file.hpp"
 
 namespace testio::control {
 
@@ -22,11 +21,9 @@ std::string load_psk(const std::string& path, bool& readable_by_others) {
   if (stat(path.c_str(), &status) != 0)
     throw std::runtime_error("cannot read key file " + path + ": " + std::strerror(errno));
   readable_by_others = (status.st_mode & (S_IRGRP | S_IROTH)) != 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read key file " + path + ": " + std::strerror(errno));
-  std::stringstream content;
-  content << in.rdbuf();
-  std::string key = content.str();
+  std::optional<std::string> content = util::read_whole_file(path);
+  if (!content) throw std::runtime_error("cannot read key file " + path + ": " + std::strerror(errno));
+  std::string key = std::move(*content);
   while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' ')) key.pop_back();
   if (key.empty()) throw std::runtime_error("key file " + path + " is empty");
   return key;
