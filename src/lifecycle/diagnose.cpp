@@ -61,7 +61,11 @@ struct Plan {
   Expect expect;
   std::function<void(config::Config&)> apply;
   std::string skipped;  // why it cannot run against this peer; empty: it can
+  bool doubles_connections = false;  // the one that can tell a per-connection ceiling from the path's
 };
+
+// What a variation's run means for the ones after it.
+enum class Outcome { go_on, answered, interrupted };
 
 const report::TestReport* in_direction(const report::TestReport& report, const std::string& direction) {
   if (report.bidir_reverse && direction == "reverse") return report.bidir_reverse.get();
@@ -76,7 +80,7 @@ double goodput_of(const report::TestReport& report) {
 Plan more_connections(const config::Config& config, Expect expect) {
   std::uint32_t doubled = std::min(config.spec.connections * 2, config.limits.max_connections);
   return {"2x connections", fmt::format("-P {}", doubled), expect,
-          [doubled](config::Config& varied) { varied.spec.connections = doubled; }, ""};
+          [doubled](config::Config& varied) { varied.spec.connections = doubled; }, "", true};
 }
 
 Plan larger_buffer(const report::TestReport& report, Expect expect) {
@@ -131,8 +135,9 @@ void refine_to_more_streams(report::Verdict& verdict, const report::Variation& v
                     "a window capped by net.ipv4.tcp_rmem, one core per flow."};
 }
 
-// Runs `plan` for `seconds` and fills its row; true when it answers (the verdict held, or was refined).
-bool run_variation(const Plan& plan, double seconds, const config::Config& config, const PeerMaker& make_peer,
+// Runs `plan` for `seconds` and fills its row: answered when the verdict held or was refined,
+// interrupted when a signal ended it (no variation runs after that).
+Outcome run_variation(const Plan& plan, double seconds, const config::Config& config, const PeerMaker& make_peer,
                    report::Verdict& verdict, report::Variation& row) {
   config::Config varied = config;
   varied.diagnose = false;
@@ -146,30 +151,34 @@ bool run_variation(const Plan& plan, double seconds, const config::Config& confi
   int code = run_client(varied, silent, make_peer);
   if (!silent.ended) {
     row.note = "did not run: " + (silent.failure.empty() ? "exit " + std::to_string(code) : silent.failure);
-    return false;
+    return Outcome::go_on;
+  }
+  if (silent.ended->incomplete) {
+    row.note = "ended early: " + silent.ended->ended_because;
+    return Outcome::interrupted;
   }
   const report::TestReport* same_way = in_direction(*silent.ended, verdict.direction);
   row.bps = goodput_of(*same_way);
-  std::vector<report::Verdict> verdicts = silent.ended->diagnosis;
+  const std::vector<report::Verdict>& verdicts = silent.ended->diagnosis;
   auto own = std::find_if(verdicts.begin(), verdicts.end(), [&](const report::Verdict& each) { return each.direction == verdict.direction; });
   row.limit = own == verdicts.end() ? "unknown" : own->limit;
   double ratio = row.base_bps > 0 ? row.bps / row.base_bps : 0;
   row.held = plan.expect == Expect::gain ? ratio >= kGain : ratio < kSame;
-  if (verdict.limit == "network" && plan.name == "2x connections" && ratio >= kManyStreams) {
+  if (verdict.limit == "network" && plan.doubles_connections && ratio >= kManyStreams) {
     refine_to_more_streams(verdict, row);
     row.note = "the verdict is now too_few_streams";
-    return true;
+    return Outcome::answered;
   }
-  return row.held;
+  return row.held ? Outcome::answered : Outcome::go_on;
 }
 
-// Runs the variations for one direction's verdict within `budget_s`.
-void diagnose_direction(report::Verdict& verdict, const report::TestReport& report, const config::Config& config,
+// Runs the variations for one direction's verdict within `budget_s`; false when a signal ended one.
+bool diagnose_direction(report::Verdict& verdict, const report::TestReport& report, const config::Config& config,
                         const PeerMaker& make_peer, double budget_s, std::vector<report::Variation>& table) {
   std::vector<Plan> plans = plans_for(verdict.limit, config, report);
   if (plans.empty()) {
     table.push_back({"none", "", 0, 0, verdict.limit, true, "the test was paced on purpose: nothing to vary"});
-    return;
+    return true;
   }
   const double base = goodput_of(*in_direction(report, verdict.direction));
   std::size_t runnable = std::count_if(plans.begin(), plans.end(), [](const Plan& plan) { return plan.skipped.empty(); });
@@ -187,10 +196,12 @@ void diagnose_direction(report::Verdict& verdict, const report::TestReport& repo
       table.push_back(row);
       continue;
     }
-    bool answered = run_variation(plan, each_s, config, make_peer, verdict, row);
+    Outcome outcome = run_variation(plan, each_s, config, make_peer, verdict, row);
     table.push_back(row);
-    if (answered) break;
+    if (outcome == Outcome::interrupted) return false;
+    if (outcome == Outcome::answered) break;
   }
+  return true;
 }
 
 }  // namespace
@@ -206,7 +217,10 @@ int run_client_diagnosed(const config::Config& config, report::Reporter& reporte
     // Each direction gets its share of the time; a bidir test's two verdicts are tried one by one.
     double budget = config.diagnose_time_s / static_cast<double>(std::max<std::size_t>(1, report.diagnosis.size()));
     for (report::Verdict& verdict : report.diagnosis)
-      diagnose_direction(verdict, report, test, make_peer, budget, report.variations);
+      if (!diagnose_direction(verdict, report, test, make_peer, budget, report.variations)) {
+        code = 1;  // as any test a signal ended: what ran is reported, marked in its row
+        break;
+      }
   }
   reporter.end(report);
   return code;

@@ -150,6 +150,18 @@ def a_slow_reader_that_is_not_testio_is_peer_receiver_and_diagnose_skips_its_sid
 
 
 @test
+def sigint_during_the_variations_ends_them_and_keeps_the_report():
+    with Server() as server:
+        process = harness.start_client(server, "-t", "1", "-P", "2", "--diagnose", "--diagnose-time", "30", "--json")
+        time.sleep(4)  # the test's second and its handshakes are over: a variation runs
+        started = time.monotonic()
+        out, err = harness.interrupt_client(process)
+        check(time.monotonic() - started < 10, "the variations went on after SIGINT")
+        table = json.loads(out)["end"]["diagnose"]
+        check(table and "ended early" in table[-1]["note"] and not table[-1]["ran"], f"{table}: {err[-400:]}")
+
+
+@test
 def a_pace_on_purpose_needs_no_variation():
     with Server() as server:
         document = json.loads(client(server, "-t", "1", "-b", "20M", "--diagnose", "--json", limit=60).stdout)
