@@ -34,6 +34,10 @@ constexpr double kCwndRoom = 0.35;
 // kernel starts those clocks only at a transmit and stops them at the next ACK, so on a veth of
 // some 30 us a 16 KB receive buffer showed 18-55% rwnd-limited, and a 16 KB send buffer 3-24%.
 constexpr double kWindowLimitedRoomy = 0.15;
+// A peer's window at most half the cwnd binds the flight whatever the chrono says: a 16 KB
+// receive buffer behind 10 ms of ACK delay read 11 KB of window to a 26 KB cwnd (0.42), its
+// cwnd_used 0.35-0.37 and 40-42% rwnd-limited on a quiet host; a tbf and loopback read 1 and more.
+constexpr double kWindowUnderCwnd = 0.5;
 constexpr double kBufferLimitedRoomy = 0.05;
 
 // One side's CPU as the verdict sees it.
@@ -70,7 +74,10 @@ struct SenderTcp {
   std::uint64_t retransmits = 0;
   std::uint32_t last_snd_wnd = 0;  // the smallest window a peer advertised last, bytes; 0 unknown
   double cwnd_use = -1;            // in flight (acked rate x RTT) over cwnd, summed over streams; < 0 unknown
+  double window_over_cwnd = -1;    // the peer's last advertised window over cwnd, summed; < 0 unknown
   bool cwnd_roomy() const noexcept { return cwnd_use >= 0 && cwnd_use < kCwndRoom; }
+  // The peer's window, not the cwnd, bounded what could be in flight.
+  bool window_bound() const noexcept { return window_over_cwnd >= 0 && window_over_cwnd <= kWindowUnderCwnd; }
 };
 
 struct Facts {
@@ -125,7 +132,7 @@ SideCpu side_cpu(const report::SideReport& side) {
 SenderTcp sender_tcp(const report::SideReport& sender) {
   SenderTcp tcp;
   std::uint64_t busy = 0, rwnd = 0, sndbuf = 0, sent = 0, retransmitted = 0;
-  double rtt_sum = 0, min_rtt = 0, stream_time_us = 0, flight = 0, cwnd = 0;
+  double rtt_sum = 0, min_rtt = 0, stream_time_us = 0, flight = 0, cwnd = 0, window = 0, window_cwnd = 0;
   std::size_t rtt_count = 0;
   for (const stats::StreamEnd& stream : sender.evidence.streams) {
     const net::TcpInfo& info = stream.tcp;
@@ -140,8 +147,10 @@ SenderTcp sender_tcp(const report::SideReport& sender) {
       flight += static_cast<double>(info.bytes_acked) / sender.wall_s * info.rtt_us / 1e6;
       cwnd += info.snd_cwnd_bytes;
     }
+    if (info.snd_wnd && info.snd_cwnd_bytes) window += info.snd_wnd, window_cwnd += info.snd_cwnd_bytes;
   }
   if (cwnd > 0) tcp.cwnd_use = flight / cwnd;
+  if (window_cwnd > 0) tcp.window_over_cwnd = window / window_cwnd;
   for (std::size_t i = 0; i < sender.totals.size(); ++i) {
     stats::TcpSummary summary = stats::tcp_summary(sender.intervals, i);
     if (!summary.valid) continue;
@@ -348,7 +357,10 @@ Finding window_limit(const Facts& facts) {
     add_cpu_evidence(finding, receiver, "receiver");
   }
   if (tcp.cwnd_use >= 0) finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
-  bool roomy = tcp.cwnd_roomy() && tcp.rwnd_share >= kWindowLimitedRoomy && tcp.rwnd_share >= tcp.sndbuf_share;
+  if (tcp.window_over_cwnd >= 0)
+    finding.evidence.push_back({"window_over_cwnd", tcp.window_over_cwnd, "the peer's window over cwnd"});
+  bool roomy = (tcp.cwnd_roomy() || tcp.window_bound()) && tcp.rwnd_share >= kWindowLimitedRoomy &&
+               tcp.rwnd_share >= tcp.sndbuf_share;
   if (tcp.rwnd_share < kWindowLimited && !roomy) {
     finding.why = fmt::format("the sender waited on the receiver's window for {} of its busy time",
                               percent(tcp.rwnd_share));

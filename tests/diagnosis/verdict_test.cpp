@@ -154,6 +154,20 @@ TEST(Verdict, ClosedWindowWithIdleTestioReceiverIsReceiveWindow) {
   EXPECT_GE(verdict.confidence, 0.8);
 }
 
+TEST(Verdict, APeerWindowUnderHalfTheCwndBindsTheFlightAtAPartialStall) {
+  report::TestReport report = test(1, 0.006);
+  stalls(report.sender, 1.0, 0.41, 0.0);
+  stats::StreamEnd& end = report.sender.evidence.streams.at(0);
+  end.tcp.snd_cwnd_bytes = 26'064;
+  end.tcp.snd_wnd = 60'000;
+  EXPECT_NE(judge(report, "forward").limit, "receive_window");  // 41% with the window above the cwnd
+  end.tcp.snd_wnd = 11'008;
+  report::Verdict verdict = judge(report, "forward");
+  EXPECT_EQ(verdict.limit, "receive_window");
+  EXPECT_TRUE(std::any_of(verdict.evidence.begin(), verdict.evidence.end(),
+                          [](const report::NamedFigure& figure) { return figure.name == "window_over_cwnd"; }));
+}
+
 TEST(Verdict, ClosedWindowOfAPeerThatIsNotTestioIsPeerReceiver) {
   report::TestReport report = test(1, 0.05);
   report.start.peer_protocol = "plain TCP";
