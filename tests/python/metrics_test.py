@@ -50,16 +50,31 @@ def sample(text, name, labels=""):
 
 
 class Exporter:
-    """testio exporter on a free loopback port; stopped on exit."""
+    """testio exporter on a loopback port the kernel picks (its log says which: a port picked here
+    and bound later can be taken meanwhile by any other suite's socket); stopped on exit, and
+    one that died first says so with its stderr."""
 
     def __init__(self, *extra):
-        self.port = free_port()
-        self.address = f"127.0.0.1:{self.port}"
-        self.process = subprocess.Popen([harness.BINARY, "exporter", "--listen", self.address, *extra],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if not wait_for_port(self.port, self.process):
+        self.err = harness.appending_file()
+        self.process = subprocess.Popen([harness.BINARY, "exporter", "--listen", "127.0.0.1:0", *extra],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
+        try:
+            harness.wait_until(lambda: self._listening() or self.process.poll() is not None, 10, "the exporter to listen")
+        except harness.Failure:
+            pass
+        if not self._listening():
             self.__exit__()
-            raise harness.Failure("the exporter did not start")
+            raise harness.Failure("the exporter did not start: " + self.stderr()[-600:])
+        self.address = f"127.0.0.1:{self.port}"
+
+    def _listening(self):
+        match = re.search(r"exporter listening on \S+ \(port (\d+)\)", self.stderr())
+        self.port = int(match.group(1)) if match else None
+        return self.port is not None
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()
 
     def probe(self, **params):
         query = "&".join(f"{key}={value}" for key, value in params.items())
@@ -69,9 +84,14 @@ class Exporter:
         return self
 
     def __exit__(self, *exc):
-        self.process.terminate()
-        self.process.wait(10)
-        self.process.stderr.close()
+        died = self.process.poll()
+        if died is None:
+            self.process.terminate()
+            self.process.wait(10)
+        text = self.stderr()
+        self.err.close()
+        if died is not None and exc and exc[0] is not None:
+            raise harness.Failure(f"the exporter had exited ({died}) before the test ended: {text[-800:]}") from exc[1]
 
 
 @test
