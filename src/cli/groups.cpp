@@ -418,7 +418,7 @@ void add_test_options(OptionTable& options) {
     ("R,reverse", "The server sends, the client receives")
     ("bidir", "Both send at once, N connections each way")
     ("diagnose", "After the test, run a few short variations chosen by its verdict (twice the connections, "
-                 "twice the buffer, --recv-mode trunc, more threads) and report what each changed")
+                 "twice the buffer, --recv-mode trunc, more threads, pinning) and report what each changed")
     ("diagnose-time", "--diagnose: seconds for all the variations together (default 20)", value(), "SECONDS");
   // clang-format on
   // clang-format off

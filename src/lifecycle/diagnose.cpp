@@ -13,11 +13,15 @@
 #include <fmt/core.h>
 
 #include "lifecycle/client_lifecycle.hpp"
+#include "lifecycle/diagnose_plans.hpp"
 #include "util/log.hpp"
+#include "util/units.hpp"
 
 namespace testio::lifecycle {
 
 namespace {
+
+using Plan = VariationPlan;
 
 // Passes everything on but the end, which it keeps until the variations have run.
 class HeldEnd : public report::Reporter {
@@ -49,20 +53,10 @@ class Silent : public report::Reporter {
   std::string failure;
 };
 
-// What a variation is expected to show if the verdict is right: more goodput, or the same.
-enum class Expect { gain, same };
 constexpr double kGain = 1.2;       // a variation "gained" at 1.2x the test's goodput
 constexpr double kSame = 1.1;       // ... and changed nothing below 1.1x
 constexpr double kManyStreams = 1.5;  // twice the connections at 1.5x: each one was at its own ceiling
 
-struct Plan {
-  std::string name;
-  std::string options;
-  Expect expect;
-  std::function<void(config::Config&)> apply;
-  std::string skipped;  // why it cannot run against this peer; empty: it can
-  bool doubles_connections = false;  // the one that can tell a per-connection ceiling from the path's
-};
 
 // What a variation's run means for the ones after it.
 enum class Outcome { go_on, answered, interrupted };
@@ -75,50 +69,6 @@ const report::TestReport* in_direction(const report::TestReport& report, const s
 double goodput_of(const report::TestReport& report) {
   const report::SideReport& side = report.receiver.present ? report.receiver : report.sender;
   return stats::summarize(report::summary_figures(side)).bits_per_second;
-}
-
-Plan more_connections(const config::Config& config, Expect expect) {
-  std::uint32_t doubled = std::min(config.spec.connections * 2, config.limits.max_connections);
-  return {"2x connections", fmt::format("-P {}", doubled), expect,
-          [doubled](config::Config& varied) { varied.spec.connections = doubled; }, "", true};
-}
-
-Plan larger_buffer(const report::TestReport& report, Expect expect) {
-  std::uint64_t granted = std::max(report.start.sndbuf_actual, report.start.rcvbuf_actual);
-  std::uint64_t doubled = std::max<std::uint64_t>(2 * granted, 256 * 1024);
-  return {"2x buffer", fmt::format("-w {}K", doubled / 1024), expect,
-          [doubled](config::Config& varied) { varied.spec.window = doubled; }, ""};
-}
-
-Plan truncating_receiver(const report::TestReport& report) {
-  Plan plan{"receive without copy", "--recv-mode trunc", Expect::gain,
-            [](config::Config& varied) { varied.spec.recv_mode = spec::RecvMode::trunc; }, ""};
-  if (report.start.plain_peer() && report.start.local_is_sender) plan.skipped = "the receiver is not testio's";
-  return plan;
-}
-
-Plan more_threads(const report::TestReport& report, bool sender) {
-  unsigned now = std::max(report.start.client_threads, report.start.server_threads);
-  unsigned doubled = std::max(2u, 2 * now);
-  Plan plan{"2x threads", fmt::format("-T {}", doubled), Expect::gain,
-            [doubled](config::Config& varied) { varied.spec.threads = doubled; }, ""};
-  bool remote_side = sender != report.start.local_is_sender;
-  if (report.start.plain_peer() && remote_side) plan.skipped = "the peer's threads are not testio's to set";
-  return plan;
-}
-
-// The variations that can confirm or refute `limit`, most telling first.
-std::vector<Plan> plans_for(const std::string& limit, const config::Config& config, const report::TestReport& report) {
-  if (limit == "receiver_cpu") return {truncating_receiver(report), more_threads(report, false)};
-  if (limit == "sender_cpu") return {more_threads(report, true), more_connections(config, Expect::gain)};
-  if (limit == "receive_window") return {larger_buffer(report, Expect::gain), more_connections(config, Expect::gain)};
-  if (limit == "send_buffer") return {larger_buffer(report, Expect::gain)};
-  if (limit == "network") return {more_connections(config, Expect::same)};
-  if (limit == "too_few_streams" || limit == "rx_softirq") return {more_connections(config, Expect::gain)};
-  if (limit == "peer_receiver")
-    return {truncating_receiver(report), more_connections(config, Expect::same), larger_buffer(report, Expect::same)};
-  if (limit == "rate_limit") return {};
-  return {more_connections(config, Expect::gain), larger_buffer(report, Expect::gain), truncating_receiver(report)};
 }
 
 // A verdict of "network" whose twice-the-connections moved far more: each connection was at its
@@ -175,7 +125,7 @@ Outcome run_variation(const Plan& plan, double seconds, const config::Config& co
 // Runs the variations for one direction's verdict within `budget_s`; false when a signal ended one.
 bool diagnose_direction(report::Verdict& verdict, const report::TestReport& report, const config::Config& config,
                         const PeerMaker& make_peer, double budget_s, std::vector<report::Variation>& table) {
-  std::vector<Plan> plans = plans_for(verdict.limit, config, report);
+  std::vector<Plan> plans = plans_for(verdict.limit, config, report, util::process_cpus());
   if (plans.empty()) {
     table.push_back({"none", "", 0, 0, verdict.limit, true, "the test was paced on purpose: nothing to vary"});
     return true;

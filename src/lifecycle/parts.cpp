@@ -5,13 +5,13 @@
 #include <tuple>
 
 #include <asio/experimental/awaitable_operators.hpp>
-#include <sched.h>
 
 #include "lifecycle/start.hpp"
 #include "lifecycle/streams.hpp"
 #include "net/flow_path.hpp"
 #include "net/socket_options.hpp"
 #include "util/descriptors.hpp"
+#include "util/units.hpp"
 
 namespace testio::lifecycle {
 
@@ -157,21 +157,6 @@ report::TestReport TestParts::joined(std::vector<report::TestReport> reports) {
 
 using asio::ip::tcp;
 
-namespace {
-
-// The CPUs this process may run on, in order: where --rx-affinity follow pins its workers.
-std::vector<std::uint32_t> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<std::uint32_t> cpus;
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
-}
-
-}  // namespace
-
 TestStreams::TestStreams(asio::any_io_executor control, const workloads::DirectionLayout& layout, unsigned threads,
                          const std::vector<std::uint32_t>& cpus, const spec::TestSpec& spec, workloads::Side local)
     : measurement_(layout, spec.interval_s, spec.omit_s, spec.window_s()),
@@ -182,7 +167,7 @@ TestStreams::TestStreams(asio::any_io_executor control, const workloads::Directi
       local_(local),
       done_{std::make_shared<engines::CompletionLatch>(control, layout.forward),
             std::make_shared<engines::CompletionLatch>(control, layout.reverse)},
-      pool_(threads, spec.rx_follow && cpus.empty() ? allowed_cpus() : cpus) {}
+      pool_(threads, spec.rx_follow && cpus.empty() ? util::process_cpus() : cpus) {}
 
 TestStreams::~TestStreams() { pool_.stop(); }
 

@@ -1,25 +1,19 @@
 #include "stats/side_evidence.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 
 #include "net/qdisc_stats.hpp"
 #include "stats/core_spread.hpp"
+#include "util/units.hpp"
 
 namespace testio::stats {
 
 namespace {
 
-// The process's affinity: taskset or cgroups may leave it fewer CPUs than the host has, and a
-// side is CPU-bound when those are busy, whatever the others do.
+// A side is CPU-bound when the CPUs it may run on are busy, whatever the others do.
 std::vector<std::uint32_t> usable_cpus() {
-  std::vector<std::uint32_t> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE && cpus.size() < kMaxCores; ++cpu)
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  std::vector<std::uint32_t> cpus = util::process_cpus();
+  if (cpus.size() > kMaxCores) cpus.resize(kMaxCores);
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
 }

@@ -1,5 +1,7 @@
 #include "util/units.hpp"
 
+#include <sched.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -114,6 +116,16 @@ std::string format_cpu_list(const std::vector<std::uint32_t>& cpus) {
     i = j + 1;
   }
   return text;
+}
+
+std::vector<std::uint32_t> process_cpus() {
+  std::vector<std::uint32_t> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
 }
 
 double parse_seconds(std::string_view text, std::string_view what) {

@@ -33,6 +33,9 @@ double parse_rate(std::string_view text, std::string_view what);
 // A CPU list as taskset and cpuset write it: "0-3,8,10-11". Each CPU below 1024, at most 1024.
 std::vector<std::uint32_t> parse_cpu_list(std::string_view text, std::string_view what);
 std::string format_cpu_list(const std::vector<std::uint32_t>& cpus);
+// The CPUs this process may run on, ascending: taskset or a cgroup may leave it fewer than the
+// host has. Empty only if the kernel refuses to say.
+std::vector<std::uint32_t> process_cpus();
 
 double bits_per_second(std::uint64_t bytes, double seconds) noexcept;
 
