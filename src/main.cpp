@@ -7,10 +7,11 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <string>
 
 #include "cli/exporter_options.hpp"
 #include "cli/options.hpp"
-#include "cli/plot_command.hpp"
+#include "cli/python_command.hpp"
 #include "mesh/rank.hpp"
 #include "metrics/exporter.hpp"
 #include "metrics/server_metrics.hpp"
@@ -92,7 +93,8 @@ int run(const testio::config::Config& config, testio::report::Reporter& reporter
 
 int main(int argc, char** argv) {
   if (testio::cli::is_exporter_command(argc, argv)) return run_exporter(argc, argv);
-  if (testio::cli::is_plot_command(argc, argv)) return testio::cli::run_plot(argc, argv);
+  if (std::string package = testio::cli::python_command_package(argc, argv); !package.empty())
+    return testio::cli::run_python_command(package, argc, argv);
   using testio::cli::ParsedCommandLine;
   ParsedCommandLine parsed;
   try {
@@ -103,6 +105,10 @@ int main(int argc, char** argv) {
   }
   if (parsed.action == ParsedCommandLine::Action::help) {
     std::cout << parsed.help_text;
+    return 0;
+  }
+  if (parsed.action == ParsedCommandLine::Action::check) {
+    std::cout << "testio: the options are valid\n";
     return 0;
   }
   if (parsed.action == ParsedCommandLine::Action::version) {

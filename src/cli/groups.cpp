@@ -179,6 +179,8 @@ void add_general_options(OptionTable& options) {
   options.add_options("General")
     ("h,help", "Print this help and exit")
     ("version", "Print the version and exit")
+    ("dry-run", "Check the options as for a run, say whether they are valid, and exit without connecting "
+                "(exit 2 and the reason when they are not)")
     ("v,verbose", "More detail: per-connection lines, and progress on stderr")
     ("d,debug", "Debug diagnostics on stderr")
     ("p,port", "Port for control and data connections", value().default_value("5201"), "PORT")

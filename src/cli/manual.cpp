@@ -198,7 +198,7 @@ void add_words(const OptionTable& options, const std::vector<std::string>& group
 }  // namespace
 
 std::string bash_completion(const OptionTable& options) {
-  // `testio plot`'s words (its options are the Python program's own, src/plot/testio_plot/command.py).
+  // `testio plot`'s words (its options are the Python program's own, src/python/testio_plot/command.py).
   std::set<std::string> words{"exporter", "plot", "--output", "--label", "--title"}, file_options{"--output"};
   add_words(options, help_groups(), words, file_options);
   add_words(exporter_options(), {"Exporter"}, words, file_options);

@@ -137,6 +137,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     throw UsageError(std::string("--config: ") + error.what());
   }
   validate(parsed.config, given);
+  if (args.count("dry-run")) parsed.action = ParsedCommandLine::Action::check;
   return parsed;
 }
 

@@ -8,12 +8,13 @@
 namespace testio::cli {
 
 struct ParsedCommandLine {
-  enum class Action { run, help, version } action = Action::run;
+  enum class Action { run, help, version, check } action = Action::run;
   config::Config config;
   std::string help_text;
 };
 
-// Throws util::UsageError with one sentence for anything it cannot accept. Runs validate().
+// Throws util::UsageError with one sentence for anything it cannot accept. Runs validate();
+// --dry-run stops there (Action::check), which is how `testio campaign` checks every cell first.
 ParsedCommandLine parse_command_line(int argc, const char* const* argv);
 
 }  // namespace testio::cli
