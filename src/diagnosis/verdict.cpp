@@ -91,6 +91,9 @@ struct Facts {
   std::uint32_t connections = 1;
   bool receiver_is_testio = false;
   stats::QdiscDelta qdisc;       // the sender's egress
+  stats::NicDropDelta sender_nic, receiver_nic;  // the route's device on each side
+  // Frames a NIC lost on the way: the receiver's had no room, or the sender's driver could not send.
+  std::uint64_t nic_lost() const noexcept { return receiver_nic.drops.received_lost() + sender_nic.drops.tx_dropped; }
 };
 
 SideCpu side_cpu(const report::SideReport& side) {
@@ -184,6 +187,8 @@ Facts facts_of(const report::TestReport& report) {
   facts.asked_bps = per_connection * facts.connections;
   facts.receiver_is_testio = report.receiver.present && report.receiver.evidence.present();
   facts.qdisc = report.sender.evidence.qdisc;
+  facts.sender_nic = report.sender.evidence.nic;
+  facts.receiver_nic = report.receiver.evidence.nic;
   return facts;
 }
 
@@ -434,7 +439,12 @@ Finding network(const Facts& facts) {
     finding.evidence.push_back({"qdisc_drops", static_cast<double>(facts.qdisc.drops), "packets"});
     finding.evidence.push_back({"qdisc_backlog", static_cast<double>(facts.qdisc.backlog_bytes), "bytes"});
   }
-  bool lossy = tcp.retrans_share >= kRetransmitted || facts.qdisc.drops > 0;
+  if (!facts.receiver_nic.device.empty())
+    finding.evidence.push_back({"receiver_nic_drops", static_cast<double>(facts.receiver_nic.drops.received_lost()),
+                                "frames (rx_dropped, rx_missed, rx_fifo)"});
+  if (!facts.sender_nic.device.empty())
+    finding.evidence.push_back({"sender_nic_tx_drops", static_cast<double>(facts.sender_nic.drops.tx_dropped), "frames"});
+  bool lossy = tcp.retrans_share >= kRetransmitted || facts.qdisc.drops > 0 || facts.nic_lost() > 0;
   bool queueing = inflation >= kRttInflated && tcp.mean_rtt_us - tcp.min_rtt_us >= kRttInflatedFloorUs;
   bool shaped = facts.qdisc.overlimits > 0 || facts.qdisc.backlog_bytes > 0;
   bool waiting_on_cwnd = tcp.chrono ? tcp.cwnd_share >= kCwndLimited && tcp.busy_share >= kQueued : lossy;
@@ -453,11 +463,19 @@ Finding network(const Facts& facts) {
   if (queueing) signs += fmt::format(", the RTT {:.0f} us against a minimum of {:.0f} us", tcp.mean_rtt_us, tcp.min_rtt_us);
   if (shaped) signs += fmt::format(", the {} qdisc on {} holding {} bytes", facts.qdisc.kind, facts.qdisc.device,
                                    facts.qdisc.backlog_bytes);
+  if (std::uint64_t lost = facts.receiver_nic.drops.received_lost(); lost > 0)
+    signs += fmt::format(", {} frames dropped arriving at the receiver's {}", lost, facts.receiver_nic.device);
+  if (std::uint64_t lost = facts.sender_nic.drops.tx_dropped; lost > 0)
+    signs += fmt::format(", {} frames dropped leaving the sender's {}", lost, facts.sender_nic.device);
   finding.why = fmt::format("the sender waited on its congestion window for {} of its busy time{}: the path is "
                             "full", percent(tcp.cwnd_share), signs);
   finding.advice = {"Find the bottleneck along the path: the slowest link, a shaper or policer, a full queue "
                     "(`tc -s qdisc`, the switch's counters).",
                     "Compare congestion controls (-C bbr against cubic) if the loss is not from congestion."};
+  if (facts.receiver_nic.drops.rx_missed + facts.receiver_nic.drops.rx_fifo > 0)
+    finding.advice.push_back(fmt::format("The receiver's {} ran out of ring slots: a longer ring (ethtool -G {} rx N) "
+                                         "or more queues spread over CPUs (ethtool -L, RSS).",
+                                         facts.receiver_nic.device, facts.receiver_nic.device));
   return finding;
 }
 

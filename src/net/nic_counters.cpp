@@ -1,6 +1,7 @@
 #include "net/nic_counters.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -25,6 +26,20 @@ std::optional<std::uint64_t> read_number(const std::string& path) {
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+// Four of NAME's statistics files, in order; nullopt when any cannot be read.
+std::optional<std::array<std::uint64_t, 4>> read_statistics(const std::string& sys_root, const std::string& name,
+                                                            const std::array<const char*, 4>& files) {
+  if (!is_valid_nic_name(name)) return std::nullopt;
+  const std::string dir = nic_dir(sys_root, name) + "/statistics/";
+  std::array<std::uint64_t, 4> values{};
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::optional<std::uint64_t> value = read_number(dir + files[i]);
+    if (!value) return std::nullopt;
+    values[i] = *value;
+  }
+  return values;
 }
 
 bool same_address(const sockaddr* a, const sockaddr* b) noexcept {
@@ -53,14 +68,15 @@ bool nic_exists(const std::string& name, const std::string& sys_root) {
 }
 
 std::optional<NicCounters> read_nic_counters(const std::string& name, const std::string& sys_root) {
-  if (!is_valid_nic_name(name)) return std::nullopt;
-  const std::string dir = nic_dir(sys_root, name) + "/statistics/";
-  auto rx_bytes = read_number(dir + "rx_bytes");
-  auto tx_bytes = read_number(dir + "tx_bytes");
-  auto rx_packets = read_number(dir + "rx_packets");
-  auto tx_packets = read_number(dir + "tx_packets");
-  if (!rx_bytes || !tx_bytes || !rx_packets || !tx_packets) return std::nullopt;
-  return NicCounters{*rx_bytes, *tx_bytes, *rx_packets, *tx_packets};
+  auto values = read_statistics(sys_root, name, {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets"});
+  if (!values) return std::nullopt;
+  return NicCounters{(*values)[0], (*values)[1], (*values)[2], (*values)[3]};
+}
+
+std::optional<NicDrops> read_nic_drops(const std::string& name, const std::string& sys_root) {
+  auto values = read_statistics(sys_root, name, {"rx_dropped", "rx_missed_errors", "rx_fifo_errors", "tx_dropped"});
+  if (!values) return std::nullopt;
+  return NicDrops{(*values)[0], (*values)[1], (*values)[2], (*values)[3]};
 }
 
 std::vector<std::string> bond_members(const std::string& name, const std::string& sys_root) {

@@ -27,7 +27,9 @@ void EvidenceWatch::begin(const std::string& device) {
   tcp_ext_ = net::read_tcp_ext();
   device_ = names_a_device(device) ? device : "";
   qdisc_read_ = false;
+  nic_drops_.reset();
   if (device_.empty()) return;
+  nic_drops_ = net::read_nic_drops(device_);
   if (std::optional<net::QdiscStats> root = net::root_qdisc(net::read_qdiscs(device_))) {
     qdisc_drops_ = root->drops;
     qdisc_overlimits_ = root->overlimits;
@@ -52,6 +54,8 @@ SideEvidence EvidenceWatch::finish(std::vector<StreamEnd> streams) const {
     else
       evidence.tcp_ext.push_back({name, *after >= *before ? *after - *before : 0});
   }
+  if (nic_drops_)
+    if (std::optional<net::NicDrops> now = net::read_nic_drops(device_)) evidence.nic = {device_, *now - *nic_drops_};
   if (qdisc_read_)
     if (std::optional<net::QdiscStats> root = net::root_qdisc(net::read_qdiscs(device_))) {
       evidence.qdisc.device = device_;

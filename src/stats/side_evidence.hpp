@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "net/nic_counters.hpp"
 #include "net/tcp_ext.hpp"
 #include "net/tcp_info.hpp"
 #include "stats/interval.hpp"
@@ -33,6 +35,12 @@ struct QdiscDelta {
   std::uint64_t backlog_bytes = 0;  // queued at the end
 };
 
+// The drop counters of that device over the test: on the receiver, frames its NIC had no room for.
+struct NicDropDelta {
+  std::string device;  // empty: not read (no device, or its counters could not be read)
+  net::NicDrops drops;
+};
+
 // The TcpExt counters whose deltas show a receiver dropping or pruning what arrived.
 inline constexpr const char* kReceiveDropCounters[] = {
     "TCPRcvQDrop", "TCPBacklogDrop", "PruneCalled", "RcvPruned", "TCPOFODrop", "TCPZeroWindowDrop",
@@ -51,6 +59,7 @@ struct SideEvidence {
   std::vector<net::NamedCounter> tcp_ext;  // deltas of the counters above this kernel has
   std::vector<std::string> missing;   // the counters above it lacks
   QdiscDelta qdisc;
+  NicDropDelta nic;
 
   bool present() const noexcept { return !cpus.empty(); }
 };
@@ -70,6 +79,7 @@ class EvidenceWatch {
   std::string device_;
   std::uint32_t qdisc_drops_ = 0, qdisc_overlimits_ = 0;  // the kernel's 32-bit counters at begin()
   bool qdisc_read_ = false;
+  std::optional<net::NicDrops> nic_drops_;  // the device's drop counters at begin()
 };
 
 // The share of `intervals`' valid TCP samples of stream `stream` that were app-limited.

@@ -199,6 +199,24 @@ TEST(Verdict, LossAndQueueWithCpusIdleIsNetwork) {
   EXPECT_EQ(figure->value, 250);
 }
 
+TEST(Verdict, FramesTheReceiversNicHadNoRoomForAreTheNetworksLoss) {
+  report::TestReport report = test(2, 0.19);
+  stalls(report.sender, 1.0, 0.0, 0.0);
+  report.receiver.evidence.nic = {"eth0", {0, 480, 20, 0}};
+  report.sender.evidence.nic = {"eth1", {}};
+  report::Verdict verdict = judge(report, "forward");
+  EXPECT_EQ(verdict.limit, "network");
+  EXPECT_NE(verdict.summary.find("500 frames dropped arriving at the receiver's eth0"), std::string::npos) << verdict.summary;
+  auto figure = std::find_if(verdict.evidence.begin(), verdict.evidence.end(),
+                             [](const report::NamedFigure& each) { return each.name == "receiver_nic_drops"; });
+  ASSERT_NE(figure, verdict.evidence.end());
+  EXPECT_EQ(figure->value, 500);
+  EXPECT_TRUE(std::any_of(verdict.advice.begin(), verdict.advice.end(),
+                          [](const std::string& line) { return line.find("ethtool -G eth0") != std::string::npos; }));
+  report.receiver.evidence.nic = {"eth0", {}};
+  EXPECT_NE(judge(report, "forward").limit, "network");  // cwnd-limited alone, nothing lost: not the path
+}
+
 TEST(Verdict, CwndLimitedWithoutLossOrQueueIsNotNetwork) {
   report::TestReport report = test(2, 1);
   report::Verdict verdict = judge(report, "forward");

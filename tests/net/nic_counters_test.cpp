@@ -58,6 +58,26 @@ TEST_F(FakeSysfs, BadCounterFileIsNoReading) {
   EXPECT_FALSE(read_nic_counters("eth0", root()));
 }
 
+TEST_F(FakeSysfs, ReadsDropsAndTheirDelta) {
+  const std::string dir = "class/net/eth0/statistics/";
+  write(dir + "rx_dropped", "7\n");
+  write(dir + "rx_missed_errors", "100\n");
+  write(dir + "rx_fifo_errors", "3\n");
+  write(dir + "tx_dropped", "1\n");
+  std::optional<NicDrops> before = read_nic_drops("eth0", root());
+  ASSERT_TRUE(before);
+  write(dir + "rx_missed_errors", "160\n");
+  std::optional<NicDrops> after = read_nic_drops("eth0", root());
+  ASSERT_TRUE(after);
+  NicDrops during = *after - *before;
+  EXPECT_EQ(during.rx_missed, 60u);
+  EXPECT_EQ(during.received_lost(), 60u);
+  EXPECT_EQ(after->received_lost(), 170u);
+  write(dir + "tx_dropped", "many\n");
+  EXPECT_FALSE(read_nic_drops("eth0", root()));
+  EXPECT_FALSE(read_nic_drops("eth1", root()));
+}
+
 TEST_F(FakeSysfs, BondMeansItsMembers) {
   add_nic("bond0", 3000, 3000);
   add_nic("ens1f0", 1000, 1000);

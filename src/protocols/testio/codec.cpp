@@ -162,6 +162,9 @@ json evidence_json(const stats::SideEvidence& evidence) {
   for (const net::NamedCounter& counter : evidence.tcp_ext) tcp_ext.push_back({counter.name, counter.value});
   json message = {{"cpus", evidence.cpus}, {"streams", std::move(streams)}, {"threads", std::move(threads)},
                   {"tcp_ext", std::move(tcp_ext)}, {"missing", evidence.missing}};
+  if (const stats::NicDropDelta& nic = evidence.nic; !nic.device.empty())
+    message["nic"] = {{"device", nic.device}, {"rx_dropped", nic.drops.rx_dropped}, {"rx_missed", nic.drops.rx_missed},
+                      {"rx_fifo", nic.drops.rx_fifo}, {"tx_dropped", nic.drops.tx_dropped}};
   const stats::QdiscDelta& qdisc = evidence.qdisc;
   if (!qdisc.device.empty())
     message["qdisc"] = {{"device", qdisc.device}, {"kind", qdisc.kind}, {"drops", qdisc.drops},
@@ -444,6 +447,12 @@ stats::SideEvidence parse_evidence(const json& message, std::uint32_t expected_s
   for (const json& name : missing) {
     if (!name.is_string() || name.get_ref<const std::string&>().size() > 32) throw ProtocolError("a missing counter's name must be a short string");
     evidence.missing.push_back(name.get<std::string>());
+  }
+  if (auto nic = object.find("nic"); nic != object.end()) {
+    if (!nic->is_object()) throw ProtocolError("\"nic\" of \"evidence\" must be an object");
+    evidence.nic.device = get_string(*nic, "device", 15);
+    evidence.nic.drops = {get_uint(*nic, "rx_dropped", 0, UINT64_MAX), get_uint(*nic, "rx_missed", 0, UINT64_MAX),
+                          get_uint(*nic, "rx_fifo", 0, UINT64_MAX), get_uint(*nic, "tx_dropped", 0, UINT64_MAX)};
   }
   if (auto qdisc = object.find("qdisc"); qdisc != object.end()) {
     if (!qdisc->is_object()) throw ProtocolError("\"qdisc\" of \"evidence\" must be an object");

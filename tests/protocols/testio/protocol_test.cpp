@@ -225,6 +225,7 @@ TEST(SideResultsMessage, EvidenceTravelsWholeAndIsOptional) {
   evidence.tcp_ext = {{"TCPToZeroWindowAdv", 129}};
   evidence.missing = {"TCPOFODrop"};
   evidence.qdisc = {"tb1", "tbf", 5, 900, 3000};
+  evidence.nic = {"eth0", {1, 2, 3, 4}};
   SideResults back = parse_side_results(to_json(results, "results"), "results", 2);
   ASSERT_TRUE(back.evidence.present());
   EXPECT_EQ(back.evidence.cpus, evidence.cpus);
@@ -236,10 +237,14 @@ TEST(SideResultsMessage, EvidenceTravelsWholeAndIsOptional) {
   EXPECT_EQ(back.evidence.missing, evidence.missing);
   EXPECT_EQ(back.evidence.qdisc.kind, "tbf");
   EXPECT_EQ(back.evidence.qdisc.drops, 5u);
+  EXPECT_EQ(back.evidence.nic.device, "eth0");
+  EXPECT_EQ(back.evidence.nic.drops.rx_missed, 2u);
+  EXPECT_EQ(back.evidence.nic.drops.tx_dropped, 4u);
   // A peer's evidence is checked like any figure: a stream short, a negative time, a huge CPU.
-  for (const char* pointer : {"/evidence/streams/0", "/evidence/threads/0/1", "/evidence/cpus/0"}) {
+  for (const char* pointer : {"/evidence/streams/0", "/evidence/threads/0/1", "/evidence/cpus/0", "/evidence/nic"}) {
     nlohmann::json message = to_json(results, "results");
     if (std::string(pointer) == "/evidence/streams/0") message["evidence"]["streams"][0] = {1, 2};
+    else if (std::string(pointer) == "/evidence/nic") message["evidence"]["nic"]["rx_fifo"] = -3;
     else if (std::string(pointer) == "/evidence/threads/0/1") message["evidence"]["threads"][0][1] = -1;
     else message["evidence"]["cpus"][0] = 5000;
     EXPECT_THROW(parse_side_results(message, "results", 2), ProtocolError) << pointer;
