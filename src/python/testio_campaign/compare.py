@@ -285,6 +285,7 @@ def side_summary(side, cells):
     return {"path": side["path"], "kind": side["kind"],
             "name": campaign["definition"].get("name") if campaign else None,
             "cells": len(cells), "runs": len(side["runs"]),
+            "failed": sum(cell["failed"] for cell in cells.values()),
             "cut_short": campaign["cut_short"] if campaign else False}
 
 
@@ -320,7 +321,9 @@ def text_table(result, unit):
                      f"[{number(low, '.3f')}, {number(high, '.3f')}]", number(cell["p"], ".2g"),
                      cell["verdict"] + ("  FAILS" if cell["fails"] else "")])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = [f"A: {found['a']['path']}", f"B: {found['b']['path']}",
+    lines = [f"{name.upper()}: {found[name]['path']}" + (f" ({found[name]['failed']} failed runs left out)"
+                                                        if found[name]["failed"] else "") for name in ("a", "b")]
+    lines += [
              f"{found['figure']}, verdicts at p < {found['level']:g} (Mann-Whitney U; ratio of medians "
              "with a bootstrap interval)", ""]
     lines += ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in rows]
