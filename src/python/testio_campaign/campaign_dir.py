@@ -1,4 +1,4 @@
-"""Reads a campaign directory (docs/compare.md, "The campaign directory"): campaign.json, the
+"""Reads a campaign directory (testio campaign -o DIR; docs/compare.md, "Inputs"): campaign.json, the
 definition written once before the first run, and runs.jsonl, one JSON object per finished run.
 
 The runner appends and fsyncs runs.jsonl as each run ends, so a SIGKILL can leave only the last
