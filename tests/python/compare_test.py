@@ -6,7 +6,6 @@ Usage: compare_test.py TESTIO_BINARY."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
 import harness
