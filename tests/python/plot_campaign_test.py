@@ -184,6 +184,7 @@ def directories_mixed_with_reports_three_campaigns_and_nothing_measured_are_refu
     refused([campaign, report, "-o", out], "not both")
     refused([campaign, campaign, campaign, "-o", out], "3 campaign directories")
     refused([campaign, campaign, "-o", out], "--label")
+    check("testio plot CAMPAIGN_DIR" in plot("--help").stdout, "--help shows the campaigns' usage")
     failed = write_campaign("failed", CELLS[:1], [[None, None]])
     refused([failed, "-o", out], "nothing to plot")
     page = os.path.join(SCRATCH, "failed.html")

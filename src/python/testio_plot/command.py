@@ -16,7 +16,7 @@ USAGE = """testio plot REPORT.json [REPORT.json...] -o OUT [--label NAME]...
 Draws a testio report (--json, --json-stream, a server's JSON, --mesh --json) as OUT: .png or .svg
 (every plot, one under another) or .html (one file, no network needed: the test, the plots, the
 tables). Several reports are overlaid, each labelled by its file name or --label.
-A campaign's directory (testio campaign -o DIR) is drawn cell by cell: medians with their 95%
+A campaign's directory (testio campaign -o DIR) is drawn cell by cell: medians with their 95%%
 intervals and the runs; two campaigns are compared cell by cell, significant differences marked.
   testio -c HOST 8 -t 30 --json > run.json && testio plot run.json -o run.html
   testio plot before.json after.json -o compare.png
