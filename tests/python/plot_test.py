@@ -153,7 +153,7 @@ def a_composed_tests_json_stream_draws_what_its_document_draws():
     _, _, from_stream = html_report("latency-stream")
     check(from_stream == from_document, f"stream {from_stream}, document {from_document}")
     # Part by part: each workload's name, direction, span and intervals alike.
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "plot"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "python"))
     from testio_plot import load, parts
 
     def shape(path):
