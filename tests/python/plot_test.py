@@ -6,17 +6,17 @@ each HTML report is opened in headless Chromium: no console message, no request 
 every plot visible in a screenshot, the tables holding the report's figures, and a narrow screen
 with no page-wide sideways scroll. Then the bad inputs: one sentence, exit 2 (or 1), no partial
 OUT. Usage: plot_test.py TESTIO_BINARY mpi|no-mpi. No rate or time is asserted."""
-import html.parser
 import json
 import os
-import re
 import subprocess
 import sys
 
 import browser
 import harness
+import plot_checks
 import plot_reports
 from harness import Skip, check, test, testio
+from plot_checks import Cells, check_drawn, table
 
 SCRATCH = plot_reports.SCRATCH
 CLIENT_RUNS = plot_reports.CLIENT_RUNS
@@ -25,52 +25,6 @@ made, save = plot_reports.made, plot_reports.save
 
 def plot(*args, code=0):
     return testio("plot", *args, code=code, limit=120)
-
-
-def check_drawn(png, min_height=300):
-    """A PNG of real plots: big enough, and far from blank (ink and many colours)."""
-    from PIL import Image  # python3-pil, which python3-matplotlib depends on
-    check(os.path.getsize(png) > 10_000, f"{png}: {os.path.getsize(png)} bytes")
-    with Image.open(png) as image:
-        pixels = image.convert("RGB")
-        width, height = pixels.size
-        check(width >= 800 and height >= min_height, f"{png}: {width}x{height}")
-        ink, colours = ink_share(pixels, (0, 0, width, height))
-        check(ink > 0.02 and colours > 16, f"{png}: {ink:.3f} of it drawn, {colours} colours")
-
-
-def ink_share(image, box):
-    """(share of the box's pixels that are not white, distinct colours in it), sampled."""
-    left, top, right, bottom = (int(v) for v in box)
-    step = max(1, (right - left) * (bottom - top) // 40_000)
-    pixels = list(image.crop((left, top, right, bottom)).getdata())[::step]
-    return sum(1 for p in pixels if min(p) < 235) / max(1, len(pixels)), len(set(pixels))
-
-
-class Cells(html.parser.HTMLParser):
-    """Every table cell's text, by table (the <h3> before it)."""
-
-    def __init__(self):
-        super().__init__()
-        self.tables, self.title, self.in_cell, self.in_title = {}, "", False, False
-
-    def handle_starttag(self, tag, attrs):
-        self.in_cell = tag in ("td", "th")
-        self.in_title = tag == "h3"
-        if tag == "h3":
-            self.title = ""
-        if self.in_cell:
-            self.tables.setdefault(self.title, []).append("")
-
-    def handle_endtag(self, tag):
-        self.in_cell = self.in_cell and tag not in ("td", "th")
-        self.in_title = self.in_title and tag != "h3"
-
-    def handle_data(self, data):
-        if self.in_title:
-            self.title += data
-        elif self.in_cell:
-            self.tables[self.title][-1] += data
 
 
 _html_reports = {}
@@ -91,32 +45,12 @@ def _html_report(kind, *extra):
     source = made(kind)
     page = os.path.join(SCRATCH, f"{kind}.html")
     plot(source, *extra, "-o", page)
-    with open(page, encoding="utf-8") as file:
-        text = file.read()
-    check(len(text) < 2_000_000, f"{page}: {len(text)} bytes")
-    links = re.findall(r'(?:src|href)="([^"]*)"', text) + re.findall(r'url\(([^)]*)\)', text)
-    outside = [link for link in links if not link.startswith(("data:", "#"))]
-    check(not outside, f"{page} links outside itself: {outside[:3]}")
-    seen = browser.visit(page, os.path.join(SCRATCH, f"{kind}.screenshot.png"))
-    check(not seen.console, f"{page}: the console said {seen.console[:3]}")
-    check(not seen.requests, f"{page} asked for {seen.requests[:3]}")
-    figures = seen.layout["images"]
-    check(figures and all(image["decoded"] and image["width"] > 300 and image["height"] > 150 for image in figures),
-          f"{page}: images {figures}")
-    from PIL import Image
-    with Image.open(seen.screenshot) as shot:
-        pixels = shot.convert("RGB")
-        for image in figures:
-            box = (image["x"], image["y"], image["x"] + image["width"], min(image["y"] + image["height"], pixels.size[1]))
-            ink, colours = ink_share(pixels, box)
-            check(ink > 0.01 and colours > 8, f"{page}: plot {image['id']} shows {ink:.3f} ink, {colours} colours")
-    cells = Cells()
-    cells.feed(text)
+    tables, plots = plot_checks.checked_page(page)
     document = None
     if not source.endswith(".json-stream") and kind not in ("server", "mesh"):
         with open(source, encoding="utf-8") as file:
             document = json.load(file)
-    return cells.tables, document, [image["id"] for image in figures]
+    return tables, document, plots
 
 
 def drawn(kind, min_height=300):
@@ -125,12 +59,6 @@ def drawn(kind, min_height=300):
     plot(made(kind), "-o", png)
     check_drawn(png, min_height)
     return html_report(kind)
-
-
-def table(tables, ending):
-    found = [cells for title, cells in tables.items() if title.endswith(ending)]
-    check(found, f"no table titled ...{ending}: {list(tables)}")
-    return found[0]
 
 
 def gbits(bits):
@@ -225,7 +153,7 @@ def a_composed_tests_json_stream_draws_what_its_document_draws():
     _, _, from_stream = html_report("latency-stream")
     check(from_stream == from_document, f"stream {from_stream}, document {from_document}")
     # Part by part: each workload's name, direction, span and intervals alike.
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "plot"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "python"))
     from testio_plot import load, parts
 
     def shape(path):
@@ -406,14 +334,5 @@ def without_matplotlib_it_says_what_to_install():
     check(not os.path.exists(os.path.join(SCRATCH, "none.png")), "an OUT was written")
 
 
-def cleanup():
-    import shutil
-    browser.close()
-    shutil.rmtree(SCRATCH, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    try:
-        harness.main()
-    finally:
-        cleanup()
+    plot_checks.run_suite(SCRATCH)

@@ -11,12 +11,16 @@ from .load import BadInput, read_report
 FORMATS = (".png", ".svg", ".html")
 EXIT_RUNTIME, EXIT_USAGE = 1, 2
 USAGE = """testio plot REPORT.json [REPORT.json...] -o OUT [--label NAME]...
+       testio plot CAMPAIGN_DIR [CAMPAIGN_DIR] -o OUT [--label NAME]...
 
 Draws a testio report (--json, --json-stream, a server's JSON, --mesh --json) as OUT: .png or .svg
 (every plot, one under another) or .html (one file, no network needed: the test, the plots, the
 tables). Several reports are overlaid, each labelled by its file name or --label.
+A campaign's directory (testio campaign -o DIR) is drawn cell by cell: medians with their 95%%
+intervals and the runs; two campaigns are compared cell by cell, significant differences marked.
   testio -c HOST 8 -t 30 --json > run.json && testio plot run.json -o run.html
-  testio plot before.json after.json -o compare.png"""
+  testio plot before.json after.json -o compare.png
+  testio plot last-week/ this-week/ -o compare.html"""
 
 
 class UsageError(Exception):
@@ -50,13 +54,14 @@ def main(argv):
         args = parse(argv)
     except UsageError as error:
         return fail(str(error), EXIT_USAGE)
+    if any(os.path.isdir(path) for path in args.reports):
+        from . import campaign_command
+        return campaign_command.main(args)
     try:
         reports = [read_report(path, args.label[i] if args.label else None) for i, path in enumerate(args.reports)]
     except BadInput as error:
         return fail(str(error), EXIT_USAGE)
-    try:
-        import matplotlib  # noqa: F401  (the one dependency the binary does not have)
-    except ImportError:
+    if matplotlib_missing():
         return fail("matplotlib is not installed: apt-get install python3-matplotlib", EXIT_RUNTIME)
     for report in reports:
         for note in report.notes:
@@ -66,12 +71,25 @@ def main(argv):
     plots = catalogue.plots_for(reports, tests)
     if not plots and args.format != "html":
         return fail(f"nothing to plot in {', '.join(args.reports)} (its tables are in an .html report)", EXIT_USAGE)
+    return write_out(args.output, lambda: draw(reports, tests, plots, args))
+
+
+def matplotlib_missing():
     try:
-        pending = PendingFile(args.output)
+        import matplotlib  # noqa: F401  (the one dependency the binary does not have)
+    except ImportError:
+        return True
+    return False
+
+
+def write_out(path, make):
+    """Writes the bytes make() returns as OUT, whole or not at all; the exit code."""
+    try:
+        pending = PendingFile(path)
     except OSError as error:
-        return fail(f"cannot write {args.output}: {error.strerror}", EXIT_RUNTIME)
+        return fail(f"cannot write {path}: {error.strerror}", EXIT_RUNTIME)
     try:
-        data = draw(reports, tests, plots, args)
+        data = make()
     except BaseException:
         pending.discard()
         raise
@@ -80,7 +98,7 @@ def main(argv):
         pending.commit()
     except OSError as error:
         pending.discard()
-        return fail(f"cannot write {args.output}: {error.strerror}", EXIT_RUNTIME)
+        return fail(f"cannot write {path}: {error.strerror}", EXIT_RUNTIME)
     return 0
 
 

@@ -17,6 +17,9 @@ th { background: #f2f2f2; } td:first-child { text-align: left; }
 .small { color: #666; font-size: 0.85em; }
 """
 
+# The tables shown before the plots: what ran.
+LEADING = (": the test", ": the campaign")
+
 
 def page(heading, notes, drawn_plots, tables):
     """The page's text. `drawn_plots`: [(plot, svg bytes)]; `tables`: tables.Table list."""
@@ -25,8 +28,8 @@ def page(heading, notes, drawn_plots, tables):
              f"<title>{html.escape(heading)}</title><style>{STYLE}</style></head><body>",
              f"<h1>{html.escape(heading)}</h1>"]
     parts.extend(f'<p class="note">{html.escape(note)}</p>' for note in notes)
-    starts = [t for t in tables if t.title.endswith(": the test")]
-    others = [t for t in tables if not t.title.endswith(": the test")]
+    starts = [t for t in tables if t.title.endswith(LEADING)]
+    others = [t for t in tables if not t.title.endswith(LEADING)]
     parts.extend(_table(t) for t in starts)
     if drawn_plots:
         parts.append("<h2>Plots</h2>")

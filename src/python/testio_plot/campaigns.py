@@ -1,0 +1,209 @@
+"""Campaign directories (`testio campaign -o DIR`: campaign.json and runs.jsonl) as the plots and
+tables need them: each cell's settings and measured runs, their statistics per figure, and two
+campaigns' cells matched by settings with the test of their difference. Reading and arithmetic
+only: the directory reader and the statistics are testio_campaign's, so `testio plot`, `testio
+campaign` and `testio compare` give the same numbers."""
+import os
+
+from testio_campaign import campaign_dir, statistics
+
+from .load import BadInput
+
+LEVEL = 0.05  # a difference is marked when Mann-Whitney's two-sided p is below this
+CAMPAIGN_FORMAT = "testio-campaign/"
+
+
+class Figure:
+    """One figure a run may carry (runs.jsonl's `figures`): its key, its name within its group, the
+    unit it is shown in, its name alone (`title`) and whether more of it is better (goodput) or
+    worse (CPU, calls, latency)."""
+
+    def __init__(self, key, name, unit, title, higher_is_better=False):
+        self.key, self.name, self.unit, self.title = key, name, unit, title
+        self.higher_is_better = higher_is_better
+
+
+class Group:
+    """Figures drawn together, one axes each: both sides' CPU, or a latency's percentiles."""
+
+    def __init__(self, key, title, figures):
+        self.key, self.title, self.figures = key, title, figures
+
+
+GOODPUT = Figure("goodput_bps", "goodput", "bit/s", "goodput", higher_is_better=True)
+GROUPS = (
+    Group("goodput", "goodput", [GOODPUT]),
+    Group("cpu", "CPU-seconds per GB", [Figure("sender_cpu_s_per_gb", "sender", "CPU-s/GB", "sender CPU-s/GB"),
+                                         Figure("receiver_cpu_s_per_gb", "receiver", "CPU-s/GB", "receiver CPU-s/GB")]),
+    Group("calls", "system calls per GB", [Figure("sender_calls_per_gb", "sender", "calls/GB", "sender calls/GB"),
+                                           Figure("receiver_calls_per_gb", "receiver", "calls/GB", "receiver calls/GB")]),
+    Group("latency", "latency percentiles", [Figure(f"latency_{p}_us", p, "µs", f"latency {p}") for p in ("p50", "p90", "p99")]),
+)
+
+
+class Cell:
+    """One cell of the grid: its settings, its measured runs (ok, not warm-ups, in round order) and
+    how many of its runs failed."""
+
+    def __init__(self, cell_id, settings):
+        self.id, self.settings = cell_id, dict(settings or {})
+        self.runs, self.failed = [], 0
+        self._described = {}
+
+    def label(self, separator="\n"):
+        """The cell's name on plots and in tables: its settings, axis by axis."""
+        return separator.join(f"{name}={value}" for name, value in self.settings.items()) or "all runs"
+
+    def runs_with(self, figure):
+        return [run for run in self.runs if isinstance((run.get("figures") or {}).get(figure.key), (int, float))]
+
+    def values(self, figure):
+        return [float(run["figures"][figure.key]) for run in self.runs_with(figure)]
+
+    def describe(self, figure):
+        """statistics.describe of the figure's values (n 0 and None figures when it has none)."""
+        if figure.key not in self._described:
+            self._described[figure.key] = statistics.describe(self.values(figure))
+        return self._described[figure.key]
+
+    def outlier_rounds(self, figure):
+        runs = self.runs_with(figure)
+        return [runs[index].get("round") for index in self.describe(figure).get("outliers") or []]
+
+
+class Campaign:
+    def __init__(self, path, label, definition, cells, notes):
+        self.path, self.label, self.definition, self.cells, self.notes = path, label, definition, cells, notes
+        self.warmups = 0
+
+    def has(self, figure):
+        return any(cell.values(figure) for cell in self.cells)
+
+    def groups(self):
+        """The GROUPS some run of this campaign has a figure of, each with only those figures."""
+        return [Group(g.key, g.title, [f for f in g.figures if self.has(f)]) for g in GROUPS
+                if any(self.has(f) for f in g.figures)]
+
+
+def read(path, label=None):
+    """The campaign in directory `path`; BadInput with one sentence when it is not one."""
+    name = label or os.path.basename(os.path.normpath(path))
+    if not os.path.isfile(os.path.join(path, "campaign.json")):
+        raise BadInput(f"{path} is not a campaign directory: it has no campaign.json")
+    try:
+        found = campaign_dir.read_campaign(path)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise BadInput(f"{path} is not a campaign directory testio plot can read: {error}") from None
+    definition = found.get("definition")
+    if not isinstance(definition, dict) or not str(definition.get("format", "")).startswith(CAMPAIGN_FORMAT):
+        raise BadInput(f"{path} is not a campaign directory: its campaign.json is not a testio campaign's")
+    notes = []
+    if found.get("cut_short"):
+        notes.append(f"{path}: the last line of runs.jsonl was cut short (a run killed while it was written): left out")
+    campaign = Campaign(path, name, definition, _cells(definition, found.get("runs") or []), notes)
+    campaign.warmups = sum(1 for run in found.get("runs") or [] if run.get("warmup"))
+    return campaign
+
+
+def _cells(definition, runs):
+    """The grid's cells in campaign.json's order (a cell known only from its runs after them), each
+    with its runs."""
+    cells = {}
+    for entry in definition.get("cells") or []:
+        if isinstance(entry, dict) and entry.get("id") is not None:
+            cells[entry["id"]] = Cell(entry["id"], entry.get("settings"))
+    for run in sorted((r for r in runs if isinstance(r, dict)), key=lambda r: r.get("round") or 0):
+        cell = cells.setdefault(run.get("cell"), Cell(run.get("cell"), run.get("settings")))
+        if run.get("warmup"):
+            continue
+        if run.get("ok"):
+            cell.runs.append(run)
+        else:
+            cell.failed += 1
+    return list(cells.values())
+
+
+def settings_key(cell):
+    return tuple(sorted((str(k), str(v)) for k, v in cell.settings.items()))
+
+
+class Difference:
+    """One figure of one matched cell in campaigns A and B: each side's statistics, the ratio of
+    medians B/A with its bootstrap interval, Mann-Whitney's p and the verdict at LEVEL."""
+
+    def __init__(self, figure, a_values, b_values):
+        self.figure = figure
+        self.a, self.b = statistics.describe(a_values), statistics.describe(b_values)
+        self.ratio = self.ratio_ci95 = self.p = None
+        if a_values and b_values:
+            self.p = statistics.mann_whitney(a_values, b_values)["p"]
+            if self.a["median"]:
+                ratio = statistics.ratio_of_medians(a_values, b_values)
+                self.ratio, self.ratio_ci95 = ratio.get("ratio"), ratio.get("ci95")
+
+    @property
+    def significant(self):
+        return self.p is not None and self.p < LEVEL
+
+    def verdict(self):
+        if not self.significant or self.ratio is None or self.ratio == 1:
+            return "no difference" if self.p is not None else "-"
+        if self.figure.higher_is_better:
+            return "faster" if self.ratio > 1 else "slower"
+        return "higher" if self.ratio > 1 else "lower"
+
+
+class Comparison:
+    """Campaigns A and B with their cells matched by settings (A's order); the cells of one
+    alone are listed apart."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+        b_cells = {settings_key(cell): cell for cell in b.cells}
+        self.pairs = [(cell, b_cells[settings_key(cell)]) for cell in a.cells if settings_key(cell) in b_cells]
+        matched = {settings_key(cell) for cell, _ in self.pairs}
+        self.only_a = [cell for cell in a.cells if settings_key(cell) not in matched]
+        self.only_b = [cell for cell in b.cells if settings_key(cell) not in matched]
+        self._differences = {}
+
+    def difference(self, index, figure):
+        if (index, figure.key) not in self._differences:
+            cell_a, cell_b = self.pairs[index]
+            self._differences[(index, figure.key)] = Difference(figure, cell_a.values(figure), cell_b.values(figure))
+        return self._differences[(index, figure.key)]
+
+    def groups(self):
+        """The GROUPS whose figures both campaigns have, each with only those figures."""
+        def both(figure):
+            return any(a.values(figure) and b.values(figure) for a, b in self.pairs)
+        return [Group(g.key, g.title, [f for f in g.figures if both(f)]) for g in GROUPS if any(both(f) for f in g.figures)]
+
+    def environment_differences(self):
+        """[(key, A's value, B's value)] of the flattened environments where they differ."""
+        a = flatten(self.a.definition.get("environment") or {})
+        b = flatten(self.b.definition.get("environment") or {})
+        return [(key, a.get(key, "-"), b.get(key, "-")) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+
+
+def flatten(value, prefix=""):
+    """A nested dict as {"route.lo.mtu": "65536", ...}, lists joined by commas."""
+    if isinstance(value, dict):
+        flat = {}
+        for key, inner in value.items():
+            flat.update(flatten(inner, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    if isinstance(value, list):
+        return {prefix: ", ".join(str(item) for item in value)}
+    return {prefix: "" if value is None else str(value)}
+
+
+BIT_RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"))
+
+
+def unit_of(figure, cells):
+    """(divisor, unit) that shows the figure's medians in these cells as readable numbers: bit
+    rates in Gbit/s, Mbit/s or kbit/s by the largest; other figures as they are."""
+    if figure.unit != "bit/s":
+        return 1.0, figure.unit
+    largest = max((cell.describe(figure)["median"] or 0 for cell in cells), default=0)
+    return next(((divisor, unit) for divisor, unit in BIT_RATE_UNITS if largest >= divisor), (1.0, "bit/s"))
