@@ -5,7 +5,7 @@ only: the directory reader and the statistics are testio_campaign's, so `testio 
 campaign` and `testio compare` give the same numbers."""
 import os
 
-from testio_campaign import campaign_dir, statistics
+from testio_campaign import campaign_dir, compare, statistics
 
 from .load import BadInput
 
@@ -100,31 +100,24 @@ def read(path, label=None):
     notes = []
     if found.get("cut_short"):
         notes.append(f"{path}: the last line of runs.jsonl was cut short (a run killed while it was written): left out")
-    campaign = Campaign(path, name, definition, _cells(definition, found.get("runs") or []), notes)
+    campaign = Campaign(path, name, definition, _cells(found), notes)
     campaign.warmups = sum(1 for run in found.get("runs") or [] if run.get("warmup"))
     return campaign
 
 
-def _cells(definition, runs):
-    """The grid's cells in campaign.json's order (a cell known only from its runs after them), each
-    with its runs."""
-    cells = {}
-    for entry in definition.get("cells") or []:
-        if isinstance(entry, dict) and entry.get("id") is not None:
-            cells[entry["id"]] = Cell(entry["id"], entry.get("settings"))
-    for run in sorted((r for r in runs if isinstance(r, dict)), key=lambda r: r.get("round") or 0):
-        cell = cells.setdefault(run.get("cell"), Cell(run.get("cell"), run.get("settings")))
-        if run.get("warmup"):
-            continue
-        if run.get("ok"):
-            cell.runs.append(run)
-        else:
-            cell.failed += 1
-    return list(cells.values())
+def _cells(found):
+    """The grid's cells in campaign.json's order, each with its measured runs and failed count
+    (campaign_dir.cells: the same as testio compare counts)."""
+    cells = []
+    for entry in campaign_dir.cells(found):
+        cell = Cell(entry["id"], entry["settings"])
+        cell.runs, cell.failed = entry["runs"], entry["failed"]
+        cells.append(cell)
+    return cells
 
 
 def settings_key(cell):
-    return tuple(sorted((str(k), str(v)) for k, v in cell.settings.items()))
+    return compare.settings_key(cell.settings)
 
 
 class Difference:
@@ -135,8 +128,11 @@ class Difference:
         self.figure = figure
         self.a, self.b = statistics.describe(a_values), statistics.describe(b_values)
         self.ratio = self.ratio_ci95 = self.p = None
+        self._verdict = "-"
         if a_values and b_values:
-            self.p = statistics.mann_whitney(a_values, b_values)["p"]
+            test = statistics.mann_whitney(a_values, b_values)
+            self.p = test["p"]
+            self._verdict = compare.verdict_of(test, a_values, b_values, LEVEL, figure.higher_is_better)
             if self.a["median"]:
                 ratio = statistics.ratio_of_medians(a_values, b_values)
                 self.ratio, self.ratio_ci95 = ratio.get("ratio"), ratio.get("ci95")
@@ -146,11 +142,9 @@ class Difference:
         return self.p is not None and self.p < LEVEL
 
     def verdict(self):
-        if not self.significant or self.ratio is None or self.ratio == 1:
-            return "no difference" if self.p is not None else "-"
-        if self.figure.higher_is_better:
-            return "faster" if self.ratio > 1 else "slower"
-        return "higher" if self.ratio > 1 else "lower"
+        """As testio compare says it: faster or slower (B costs less or more, for CPU, calls and
+        latency), or no difference."""
+        return self._verdict
 
 
 class Comparison:
@@ -179,22 +173,25 @@ class Comparison:
         return [Group(g.key, g.title, [f for f in g.figures if both(f)]) for g in GROUPS if any(both(f) for f in g.figures)]
 
     def environment_differences(self):
-        """[(key, A's value, B's value)] of the flattened environments where they differ."""
-        a = flatten(self.a.definition.get("environment") or {})
-        b = flatten(self.b.definition.get("environment") or {})
-        return [(key, a.get(key, "-"), b.get(key, "-")) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+        """[(key, A's value, B's value)] of the environments where they differ, as testio compare
+        lists them."""
+        found = compare.differences(compare.flatten(self.a.definition.get("environment") or {}),
+                                    compare.flatten(self.b.definition.get("environment") or {}))
+        return [(row["key"], shown(row["a"]), shown(row["b"])) for row in found]
 
 
-def flatten(value, prefix=""):
-    """A nested dict as {"route.lo.mtu": "65536", ...}, lists joined by commas."""
-    if isinstance(value, dict):
-        flat = {}
-        for key, inner in value.items():
-            flat.update(flatten(inner, f"{prefix}.{key}" if prefix else str(key)))
-        return flat
+def shown(value):
+    """An environment value as a table cell: lists joined by commas, nothing as "-"."""
+    if value is None:
+        return "-"
     if isinstance(value, list):
-        return {prefix: ", ".join(str(item) for item in value)}
-    return {prefix: "" if value is None else str(value)}
+        return ", ".join(str(item) for item in value)
+    return str(value)
+
+
+def flatten(environment):
+    """A nested environment as {"route.lo.mtu": "65536", ...}, each value as a table shows it."""
+    return {key: shown(value) for key, value in compare.flatten(environment).items()}
 
 
 BIT_RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"))
