@@ -31,12 +31,24 @@ class Axis:
             if value == "off":
                 return []
             return [f"{self.option}={value}"]  # an option with an optional value: --iface-stats=eth0
+        if self.option == "-c":
+            return target_args(value)
         if self.option.startswith("--") and value.startswith("-"):
             return [f"{self.option}={value}"]  # so that a negative value is not read as an option
         return [self.option, value]
 
     def record(self):
         return {"name": self.name, "option": self.option, "values": list(self.values)}
+
+
+def target_args(value):
+    """A target: HOST, HOST:PORT or [IPV6]:PORT (a peer on its own port: -c HOST -p PORT, after
+    any common -p, so it wins), or a URL for HTTP downloads."""
+    if "://" not in value:
+        host, colon, port = value.rpartition(":")
+        if colon and port.isdigit() and (host.startswith("[") and host.endswith("]") or ":" not in host):
+            return ["-c", host.strip("[]"), "-p", port]
+    return ["-c", value]
 
 
 class Cell:
@@ -126,8 +138,14 @@ def make_cells(axes, base_args):
 def check(binary, axes, base_args, cells):
     """Every axis value beside the common options, then every cell, through testio's --dry-run;
     raises GridError with the first refusal."""
+    # A test needs a target: where it is an axis, each other value is checked against its first.
+    target = next((axis.args(axis.values[0]) for axis in axes if axis.option == "-c"), [])
+    accepted, reason = dry_run(binary, [*base_args, *target])
+    if not accepted:
+        raise GridError(f"the common options are refused: {reason}")
     with concurrent.futures.ThreadPoolExecutor(CHECKS_AT_ONCE) as pool:
-        single = [(axis, value, pool.submit(dry_run, binary, [*base_args, *axis.args(value)]))
+        single = [(axis, value, pool.submit(dry_run, binary, [*base_args, *(target if axis.option != "-c" else []),
+                                                              *axis.args(value)]))
                   for axis in axes for value in axis.values]
         for axis, value, future in single:
             accepted, reason = future.result()

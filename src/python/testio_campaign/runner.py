@@ -21,19 +21,20 @@ FORMAT = "testio-campaign/1"
 DEFAULTS = {"repeat": 5, "warmup": 0, "shuffle": False, "pause": 1.0, "name": "", "seed": None}
 USAGE = """usage: testio campaign [FILE.json] [--vary NAME=V1,V2,...]... [--repeat N] [--warmup N]
                        [--shuffle] [--seed N] [--pause S] [--name NAME] -o DIR
-                       [--json | --json-stream] [TESTIO OPTIONS...]
+                       [--json | --json-stream | --dry-run] [TESTIO OPTIONS...]
        testio campaign --resume DIR [--json | --json-stream]
 
 Runs every cell of the grid (each combination of the --vary axes, on top of the common testio
 options) once per round: --warmup rounds first (kept, not counted), then --repeat rounds. NAME is
 any long option of testio's without its dashes, or connections (-P) or target (-c); a flag takes
 on/off. FILE.json, first, is a campaign file (docs/campaigns.md); the command line adds to it.
+--dry-run checks the grid and lists the cells without running them.
   testio campaign -c HOST --vary connections=1,8,32 --vary recv-mode=recv,recv_into \\
                   --repeat 5 --warmup 1 -t 10 -o results/"""
 VALUED = {"--vary": "vary", "--repeat": "repeat", "--warmup": "warmup", "--pause": "pause", "--seed": "seed",
           "--name": "name", "-o": "output", "--output": "output", "--resume": "resume"}
 FLAGS = {"--shuffle": "shuffle", "--json": "json", "-J": "json", "--json-stream": "json_stream",
-         "-h": "help", "--help": "help"}
+         "--dry-run": "dry_run", "-h": "help", "--help": "help"}
 PR_SET_PDEATHSIG = 1
 
 
@@ -305,6 +306,7 @@ class Campaign:
         order = schedule(self.definition)
         todo = [(round_number, cell) for round_number, cell in order if (cell.id, round_number) not in done]
         progress = Progress(len(order), len(order) - len(todo))
+        progress.failed = sum(not run.get("ok") for run in self.runs)
         self.stop.install()
         for position, (round_number, cell) in enumerate(todo):
             if self.stop.signal is not None:
@@ -349,6 +351,17 @@ class Campaign:
         return EXIT_RUNTIME if self.stop.signal is not None or any(cell["n"] == 0 for cell in cells) else EXIT_OK
 
 
+def check_only(given, binary):
+    """--dry-run: the grid checked as for a run, its cells printed, nothing run or written."""
+    plan = plan_from(dict(given, output=given.get("output") or "campaign"))
+    _, cells = grid.build(binary, plan["varied"], plan["base_args"])
+    runs = len(cells) * (plan["warmup"] + plan["repeat"])
+    print(f"{len(cells)} cells, {runs} runs ({plan['warmup']} warm-up and {plan['repeat']} measured rounds):")
+    for cell in cells:
+        print(f"  {cell.id}  {settings_text(cell)}:  testio {' '.join(cell.args)}")
+    return EXIT_OK
+
+
 def main(argv):
     binary = os.environ.get("TESTIO_BINARY") or "testio"
     try:
@@ -358,6 +371,8 @@ def main(argv):
             return EXIT_OK
         if given.get("json") and given.get("json_stream"):
             raise UsageError("choose --json or --json-stream: both print on stdout")
+        if given.get("dry_run"):
+            return check_only(given, binary)
         if given.get("resume"):
             definition, env, runs = resumed_campaign(given, binary)
             directory = given["resume"]
