@@ -59,12 +59,15 @@ def split_words(argv):
         name, equals, inline = word.partition("=")
         if word in FLAGS:
             given[FLAGS[word]] = True
-        elif name in VALUED and (equals or index + 1 < len(words)):
+        elif name in VALUED:
+            if not equals and index + 1 == len(words):
+                raise UsageError(f"{word} needs a value")
             value = inline if equals else words[index + 1]
             index += 0 if equals else 1
-            given["vary"].append(value) if name == "--vary" else given.__setitem__(VALUED[name], value)
-        elif name in VALUED:
-            raise UsageError(f"{word} needs a value")
+            if name == "--vary":
+                given["vary"].append(value)
+            else:
+                given[VALUED[name]] = value
         else:
             base.append(word)
         index += 1
@@ -281,7 +284,7 @@ class Campaign:
         self.runs.append(run)
         version = peer_version(report)
         if version:
-            self.peer_versions[environment.targets_of([cell])[0] if environment.targets_of([cell]) else "peer"] = version
+            self.peer_versions[(environment.targets_of([cell]) or ["peer"])[0]] = version
         return run
 
     def announce(self, run, progress):
@@ -383,6 +386,8 @@ def main(argv):
         return fail(str(error), EXIT_USAGE)
     except OSError as error:
         return fail(f"{error.filename or 'the campaign directory'}: {error.strerror}", EXIT_RUNTIME)
+    except KeyboardInterrupt:
+        return fail("interrupted before the first run: nothing was measured", EXIT_RUNTIME)
     campaign = Campaign(directory, definition, env, runs, binary, given.get("json_stream"))
     total = campaign.execute()
     return campaign.finish(total, given.get("json"))
