@@ -12,6 +12,7 @@ import os
 import sys
 
 from . import campaign_dir
+from . import figures as report_figures
 from . import statistics
 
 EXIT_OK, EXIT_SLOWER, EXIT_USAGE = 0, 1, 2
@@ -38,27 +39,6 @@ SPEC_SETTINGS = ("workload", "direction", "connections", "threads", "buffer", "w
 
 class InputError(ValueError):
     """Bad input: the text is one sentence for the user, and the exit is 2."""
-
-
-def report_figures(report):
-    """The figures of one testio --json report, by the names runs.jsonl uses: goodput (the
-    received sum, else the sent one), CPU-seconds and calls per GB of each side."""
-    end = report.get("end") or {}
-    summed = next((end[key] for key in ("sum_received", "sum_sent", "sum")
-                   if isinstance(end.get(key), dict) and "bits_per_second" in end[key]), None)
-    if summed is None:
-        return {}
-    figures = {"goodput_bps": float(summed["bits_per_second"])}
-    gigabytes = summed.get("bytes", 0) / 1e9
-    sides = (end.get("testio") or {})
-    for side in ("sender", "receiver"):
-        figures_of_side = sides.get(side) or {}
-        cpu = (figures_of_side.get("cpu") or {}).get("cpu_seconds_per_gb")
-        if cpu is not None:
-            figures[f"{side}_cpu_s_per_gb"] = float(cpu)
-        if figures_of_side.get("calls") is not None and gigabytes > 0:
-            figures[f"{side}_calls_per_gb"] = figures_of_side["calls"] / gigabytes
-    return figures
 
 
 def report_settings(report):
@@ -93,7 +73,7 @@ def read_report(path):
 
 def report_run(report):
     """A report as a run of runs.jsonl: ok when it measured something and names no error."""
-    figures = report_figures(report)
+    figures = report_figures.figures(report)
     return {"ok": not report.get("error") and bool(figures), "figures": figures, "report": report}
 
 
