@@ -1,5 +1,6 @@
 #include "cli/manual.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "cli/exporter_options.hpp"
@@ -153,11 +154,23 @@ the benchmarks.
 
 }  // namespace
 
-const std::vector<std::string>& help_groups() {
-  static const std::vector<std::string> groups = {"General", "Server", "Client", "Tuning", "UDP",
-                                                  "Request/response", "Transfers", "Raw TCP",
-                                                  "Metrics", "Mesh", "Limits and security", "iperf3"};
-  return groups;
+std::vector<std::string> help_groups(const OptionTable& options) {
+  // From the general to the specific; a group not named here (a new workload's) follows them in
+  // the order it was added, so none is ever left out of --help.
+  static const std::vector<std::string> ordered = {
+      "General", "Server", "Client", "Tuning", "UDP", "Request/response", "Transfers", "Raw TCP",
+      "Latency under load", "Responsiveness (RPM)", "Metrics", "Mesh", "Limits and security", "iperf3"};
+  static const std::vector<std::string> hidden = {"Packaging", "Positional", "iperf3 (refused)", ""};
+  const std::vector<std::string> present = options.groups();
+  auto has = [](const std::vector<std::string>& list, const std::string& group) {
+    return std::find(list.begin(), list.end(), group) != list.end();
+  };
+  std::vector<std::string> shown;
+  for (const std::string& group : ordered)
+    if (has(present, group)) shown.push_back(group);
+  for (const std::string& group : present)
+    if (!has(ordered, group) && !has(hidden, group)) shown.push_back(group);
+  return shown;
 }
 
 std::string man_page(const OptionTable& options) {
@@ -167,7 +180,7 @@ std::string man_page(const OptionTable& options) {
           ".br\n.B testio exporter\n.RI [ options ]\n.br\n.B testio plot\n.I REPORT.json\n.B \\-o\n.I OUT\n";
   page += kDescription;
   page += ".SH OPTIONS\n";
-  for (const std::string& group : help_groups()) {
+  for (const std::string& group : help_groups(options)) {
     page += ".SS " + roff(group) + " options\n";
     page += option_entries(options, group);
   }
@@ -200,7 +213,7 @@ void add_words(const OptionTable& options, const std::vector<std::string>& group
 std::string bash_completion(const OptionTable& options) {
   // `testio plot`'s words (its options are the Python program's own, src/python/testio_plot/command.py).
   std::set<std::string> words{"exporter", "plot", "--output", "--label", "--title"}, file_options{"--output"};
-  add_words(options, help_groups(), words, file_options);
+  add_words(options, help_groups(options), words, file_options);
   add_words(exporter_options(), {"Exporter"}, words, file_options);
   std::string all, files;
   for (const std::string& word : words) all += (all.empty() ? "" : " ") + word;

@@ -15,8 +15,9 @@ using options::OptionTable;
 using options::OptionHelp;
 
 
-// The groups --help and the manual show, in order.
-const std::vector<std::string>& help_groups();
+// The groups --help, the manual and the completion show, in the table's order: all of them but
+// the build's own (Packaging) and the positional N, so a group a workload adds is never left out.
+std::vector<std::string> help_groups(const OptionTable& options);
 
 // The manual page in roff (man(7) macros).
 std::string man_page(const OptionTable& options);

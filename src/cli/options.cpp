@@ -119,7 +119,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     parsed.help_text = args.count("man")               ? man_page(options)
                        : args.count("bash-completion") ? bash_completion(options)
                        : args.count("iperf3-options")  ? iperf3_options_markdown()
-                                                       : options.help(help_groups());
+                                                       : options.help(help_groups(options));
     return parsed;
   }
   // iperf3's -v prints the version: testio's -v is --verbose, which means nothing without a role.

@@ -1,5 +1,6 @@
 #include "options/option_table.hpp"
 
+#include <algorithm>
 #include <cxxopts.hpp>
 
 #include "util/units.hpp"
@@ -50,6 +51,7 @@ OptionTable::~OptionTable() = default;
 
 void OptionTable::add(const std::string& group, const std::string& names, const std::string& help,
                       const ValueSpec* value, const std::string& arg_name) {
+  if (std::find(groups_.begin(), groups_.end(), group) == groups_.end()) groups_.push_back(group);
   std::shared_ptr<cxxopts::Value> parsed_as;
   if (!value) {
     parsed_as = cxxopts::value<bool>();
@@ -98,6 +100,8 @@ std::vector<OptionHelp> OptionTable::group_help(const std::string& group) const 
   }
   return entries;
 }
+
+std::vector<std::string> OptionTable::groups() const { return groups_; }
 
 bool OptionTable::has_long_name(const std::string& name) const {
   for (const std::string& group : options_->groups())

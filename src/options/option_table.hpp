@@ -107,6 +107,8 @@ class OptionTable {
   std::vector<OptionHelp> group_help(const std::string& group) const;
   // Whether an option has the long name `name`.
   bool has_long_name(const std::string& name) const;
+  // The groups in the order they were first added.
+  std::vector<std::string> groups() const;
   std::string help(const std::vector<std::string>& groups) const;
 
  private:
@@ -116,6 +118,7 @@ class OptionTable {
 
   std::string program_;
   std::unique_ptr<cxxopts::Options> options_;
+  std::vector<std::string> groups_;  // in the order they were first added (cxxopts sorts its own)
 };
 
 }  // namespace testio::options

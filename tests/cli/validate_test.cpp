@@ -96,7 +96,13 @@ TEST(Options, HelpAndVersion) {
   EXPECT_EQ(help.action, ParsedCommandLine::Action::help);
   for (const char* option : {"--recv-mode", "--buffer", "--window", "--one-off", "--threads"})
     EXPECT_NE(help.help_text.find(option), std::string::npos) << option;
+  // Every group a workload adds is shown: --latency and --rpm were once left out of --help.
+  for (const char* option : {"--latency", "--rpm", "--rr", "--transfers", "--mesh", "--udp"})
+    EXPECT_NE(help.help_text.find(option), std::string::npos) << option;
+  EXPECT_EQ(help.help_text.find("--bash-completion"), std::string::npos);
   EXPECT_EQ(parse({"--version"}).action, ParsedCommandLine::Action::version);
+  EXPECT_EQ(parse({"-c", "h", "--dry-run"}).action, ParsedCommandLine::Action::check);
+  EXPECT_THROW(parse({"-c", "h", "-P", "0", "--dry-run"}), util::UsageError);
 }
 
 // Each bad input gets a sentence naming what is wrong.
