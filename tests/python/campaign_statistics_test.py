@@ -115,6 +115,11 @@ def mann_whitney_exact_on_separated_samples():
     close(result["p"], 2 / 252, "p")
     # U's distribution for 3 and 3 values (any table of the Mann-Whitney null): 1 1 2 3 3 3 3 2 1 1.
     check(statistics.exact_u_counts(3, 3) == [1, 1, 2, 3, 3, 3, 3, 2, 1, 1], "counts for 3 and 3")
+    # ... which is the smallest p those counts allow: 2/252 for 5 a side, 2/20 for 3, 2/70 for 4.
+    close(statistics.smallest_p(5, 5), result["p"], "smallest p for 5 and 5")
+    close(statistics.smallest_p(3, 3), 0.1, "smallest p for 3 and 3")
+    close(statistics.smallest_p(4, 4), 2 / 70, "smallest p for 4 and 4")
+    check(statistics.smallest_p(0, 4) == 1.0 and statistics.smallest_p(1, 1) == 1.0, "no runs, or one a side")
 
 
 @test

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from . import campaign_dir
+from . import campaign_dir, environment
 from . import figures as report_figures
 from . import statistics
 
@@ -148,21 +148,6 @@ def settings_values(side):
     return {name: {json.dumps(settings.get(name), sort_keys=True) for settings in measured} for name in names}
 
 
-def flatten(value, prefix=""):
-    """A nested dict as {"a.b.c": leaf}, so that differences can be named by a path."""
-    if not isinstance(value, dict):
-        return {prefix: value}
-    flat = {}
-    for name, inner in value.items():
-        flat.update(flatten(inner, f"{prefix}.{name}" if prefix else str(name)))
-    return flat
-
-
-def differences(a, b):
-    return [{"key": key, "a": a.get(key), "b": b.get(key)}
-            for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
-
-
 def side_environment(side):
     """A report side's environment: each key's value, or its distinct values joined by " | "
     when the side's reports disagree."""
@@ -182,8 +167,8 @@ def match(a, b):
     settings that vary within a side, the settings fixed on each side listed as differences."""
     if a["kind"] == b["kind"] == "campaign":
         definition_a, definition_b = a["campaign"]["definition"], b["campaign"]["definition"]
-        found = differences(flatten(definition_a.get("environment") or {}),
-                            flatten(definition_b.get("environment") or {}))
+        found = environment.differences(environment.comparable(definition_a.get("environment") or {}),
+                                        environment.comparable(definition_b.get("environment") or {}))
         if definition_a.get("base_args") != definition_b.get("base_args"):
             found.append({"key": "base_args", "a": definition_a.get("base_args"), "b": definition_b.get("base_args")})
         return campaign_cells(a), campaign_cells(b), found
@@ -191,8 +176,8 @@ def match(a, b):
     axes = {name for values in (values_a, values_b) for name, seen in values.items() if len(seen) > 1}
     fixed_a = {name: json.loads(next(iter(seen))) for name, seen in values_a.items() if name not in axes}
     fixed_b = {name: json.loads(next(iter(seen))) for name, seen in values_b.items() if name not in axes}
-    found = differences(side_environment(a), side_environment(b))
-    found += [dict(row, key=f"setting {row['key']}") for row in differences(fixed_a, fixed_b)]
+    found = environment.differences(side_environment(a), side_environment(b))
+    found += [dict(row, key=f"setting {row['key']}") for row in environment.differences(fixed_a, fixed_b)]
     return report_cells(a, axes), report_cells(b, axes), found
 
 
@@ -310,6 +295,13 @@ def text_table(result, unit):
     for side in ("a", "b"):
         for settings in found["unmatched"][side]:
             lines.append(f"only in {side.upper()}: {settings_text(settings)}")
+    too_few = [cell for cell in found["cells"]
+               if statistics.smallest_p(cell["a"]["n"], cell["b"]["n"]) >= found["level"]]
+    if too_few:
+        least = min(statistics.smallest_p(cell["a"]["n"], cell["b"]["n"]) for cell in too_few)
+        lines += ["", f"{len(too_few)} of {len(found['cells'])} cells have too few runs to reach p < "
+                  f"{found['level']:g} whatever they measured (the smallest p their counts allow is {least:.2g}): "
+                  "run 5 or more a side."]
     if found["environment_differences"]:
         lines += ["", "environment differences:"]
         lines += [f"  {row['key']}: {row['a']} -> {row['b']}" for row in found["environment_differences"]]

@@ -187,9 +187,18 @@ def flatten(facts, prefix=""):
     return flat
 
 
+def comparable(facts):
+    """facts flattened to dotted names, without the keys about the recording itself (when, and how
+    long the route took to read): what two records of one host should agree on."""
+    return {key: value for key, value in flatten(facts).items() if key.split(".")[0] not in NOT_COMPARED}
+
+
+def differences(before, after):
+    """[{"key", "a", "b"}] of two flat records where they differ (a key in one only counts too)."""
+    return [{"key": key, "a": before.get(key), "b": after.get(key)}
+            for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)]
+
+
 def changed_keys(recorded, now):
-    """The dotted names of the keys whose values differ between two records (a key in one only
-    counts too), leaving out the ones that are about the recording itself."""
-    before = {key: value for key, value in flatten(recorded).items() if key.split(".")[0] not in NOT_COMPARED}
-    after = {key: value for key, value in flatten(now).items() if key.split(".")[0] not in NOT_COMPARED}
-    return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+    """The dotted names of the keys whose values differ between two records."""
+    return [row["key"] for row in differences(comparable(recorded), comparable(now))]

@@ -147,6 +147,14 @@ def mann_whitney(a, b):
     return {"u": u, "p": min(1.0, normal_two_sided_p(u, m, n, tie_sizes)), "method": "normal"}
 
 
+def smallest_p(n_a, n_b):
+    """The smallest two-sided p Mann-Whitney can give n_a runs against n_b: every run of one side
+    above every run of the other, 2 of the C(n_a + n_b, n_a) arrangements. 1 when a side is empty."""
+    if n_a == 0 or n_b == 0:
+        return 1.0
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
+
+
 def ratio_of_medians(a, b, seed=0, resamples=BOOTSTRAP_RESAMPLES):
     """median(b) / median(a) and its 95% percentile-bootstrap interval: each sample resampled
     with replacement on its own, from a generator seeded with `seed`, so the same data give the

@@ -5,7 +5,7 @@ only: the directory reader and the statistics are testio_campaign's, so `testio 
 campaign` and `testio compare` give the same numbers."""
 import os
 
-from testio_campaign import campaign_dir, compare, statistics
+from testio_campaign import campaign_dir, compare, environment, statistics
 
 from .load import BadInput
 
@@ -175,8 +175,8 @@ class Comparison:
     def environment_differences(self):
         """[(key, A's value, B's value)] of the environments where they differ, as testio compare
         lists them."""
-        found = compare.differences(compare.flatten(self.a.definition.get("environment") or {}),
-                                    compare.flatten(self.b.definition.get("environment") or {}))
+        found = environment.differences(environment.comparable(self.a.definition.get("environment") or {}),
+                                        environment.comparable(self.b.definition.get("environment") or {}))
         return [(row["key"], shown(row["a"]), shown(row["b"])) for row in found]
 
 
@@ -189,9 +189,9 @@ def shown(value):
     return str(value)
 
 
-def flatten(environment):
-    """A nested environment as {"route.lo.mtu": "65536", ...}, each value as a table shows it."""
-    return {key: shown(value) for key, value in compare.flatten(environment).items()}
+def flatten(facts):
+    """A nested environment as {"routes.127.0.0.1.mtu": "65536", ...}, each value as a table shows it."""
+    return {key: shown(value) for key, value in environment.flatten(facts).items()}
 
 
 BIT_RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"))
