@@ -271,7 +271,7 @@ def rounds(processes, peers, load, repeat):
     for name, values in samples.items():
         rates = [s[0] for s in values if s]
         medians.append(f"{name} {statistics.median(rates):.1f}" if rates else f"{name} failed")
-    print(f"# {load.connections} connections" + (f", {size_text(load.size)} a call" if load.size else "") +
+    print(f"# {plural(load.connections, 'connection')}" + (f", {size_text(load.size)} a call" if load.size else "") +
           (f", paced to {load.rate / 1e9:g} Gbit/s each" if load.rate else "") + ": " + ", ".join(medians),
           file=sys.stderr, flush=True)
     return samples
@@ -308,12 +308,21 @@ def size_text(size):
     return f"{size} B"
 
 
+def plural(count, noun):
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
 def of_rounds(args):
-    return f"{args.repeat} round{'s' if args.repeat > 1 else ''} of {args.seconds} s"
+    return f"{plural(args.repeat, 'round')} of {args.seconds} s"
 
 
 def failures(samples):
     return sum(1 for values in samples.values() for s in values if s is None)
+
+
+def say_failures(count):
+    if count:
+        print(f"({plural(count, 'sample')} failed and left out: the reasons are on stderr)")
 
 
 def rate_tables(title, peers, per_count, size_of, args):
@@ -340,9 +349,7 @@ def rate_tables(title, peers, per_count, size_of, args):
                              [s[0] if s else None for s in samples[peer.name]]))
         table.append(row)
     emit(header, table, args.markdown)
-    failed = sum(failures(samples) for _, samples in per_count)
-    if failed:
-        print(f"({failed} samples failed and are left out: their reasons are on stderr)")
+    say_failures(sum(failures(samples) for _, samples in per_count))
 
 
 def cpu_table(peers, samples, load, args):
@@ -370,8 +377,7 @@ def cpu_table(peers, samples, load, args):
                     ratio([per_gb(s, False) if s else None for s in mine], receiver)]
         table.append(row)
     emit(header, table, args.markdown)
-    if failures(samples):
-        print(f"({failures(samples)} samples failed and are left out: their reasons are on stderr)")
+    say_failures(failures(samples))
 
 
 def parse_size(text):
