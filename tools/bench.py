@@ -15,6 +15,11 @@ and testio's ratio to each. Traffic goes to 127.0.0.1 only; every run is bounded
   tools/bench.py --connections 1 8 32 128 512 1024 --buffers default --plot docs/scale.png
                                                   # the scale curve: each server's CPU per GB and
                                                   # memory per connection too
+  tools/bench.py --peers --iperf3 PATH --iperf2 PATH --neper PATH
+                                                  # beside the newest iperf3, iperf 2 and neper's
+                                                  # tcp_stream (and Debian's iperf3 and iperf):
+                                                  # defaults, one call size, CPU per GB paced
+                                                  # (tools/bench_peers.py; docs/benchmarks.md)
 
 The tools table runs testio three times: its defaults, --recv-mode trunc, and --no-lowat (the
 kernel's SO_RCVLOWAT/TCP_NOTSENT_LOWAT, as the other tools leave them).
@@ -39,18 +44,33 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def listening(port: int) -> bool:
+    """Whether a TCP socket listens on `port` (any address, IPv4 or IPv6), from /proc/net/tcp and
+    tcp6: no connection, so a server that serves one test (iperf3 -s -1, iperf -s -P N, neper)
+    does not take the probe for its client."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as rows:
+                next(rows)  # the header
+                for row in rows:
+                    fields = row.split()  # sl local_address rem_address st ...; st 0A is LISTEN
+                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        return True
+        except FileNotFoundError:  # no IPv6
+            continue
+    return False
+
+
 def wait_listening(port: int, limit: float = 10.0, process=None) -> None:
-    """Until something listens on 127.0.0.1:`port`; fails after `limit`, or at once when
-    `process` (the server, if given) has exited."""
+    """Until something listens on `port`; fails after `limit`, or at once when `process` (the
+    server, if given) has exited."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RuntimeError(f"the server exited ({process.returncode}) before listening on port {port}")
-        # testio's server logs and drops a connection that sends nothing; harmless here.
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
+        if listening(port):
+            return
+        time.sleep(0.05)
     raise RuntimeError(f"nothing listens on port {port}")
 
 
@@ -174,7 +194,8 @@ def parse_iperf2(out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--connections", type=int, nargs="+", default=[1, 2, 8, 32])
+    parser.add_argument("--connections", type=int, nargs="+",
+                        help="connection counts (default 1 2 8 32; with --peers 1 8 32 128)")
     parser.add_argument("--buffers", nargs="+", default=["default", "2M"],
                         help="'default' leaves each tool's own default (testio 2 MiB, iperf3 128 KiB, iperf 128 KiB)")
     parser.add_argument("--seconds", type=int, default=5)
@@ -188,9 +209,28 @@ def main():
     parser.add_argument("--rate", default="4G", help="--io-paths: the total rate every run is paced to")
     parser.add_argument("--baseline", help="another testio binary (the build before a change) run beside the rest")
     parser.add_argument("--plot", help="also write Gbit/s and CPU-seconds per GB against connections to this PNG")
+    parser.add_argument("--peers", action="store_true",
+                        help="compare with the newest peers built from source (and Debian's iperf3 and iperf): "
+                        "each tool's defaults, one call size for all, CPU per GB at a paced load")
+    parser.add_argument("--iperf3", default=os.environ.get("TESTIO_BENCH_IPERF3"), metavar="PATH",
+                        help="--peers: the newest iperf3 (default $TESTIO_BENCH_IPERF3)")
+    parser.add_argument("--iperf2", default=os.environ.get("TESTIO_BENCH_IPERF2"), metavar="PATH",
+                        help="--peers: the newest iperf 2 (default $TESTIO_BENCH_IPERF2)")
+    parser.add_argument("--neper", default=os.environ.get("TESTIO_BENCH_NEPER"), metavar="PATH",
+                        help="--peers: neper's tcp_stream (default $TESTIO_BENCH_NEPER)")
+    parser.add_argument("--call-size", default="1M", help="--peers: the call size all tools use in part (b)")
+    parser.add_argument("--paced", default="8x1.25G",
+                        help="--peers: connections x bits/s each for the CPU per GB of part (c)")
     args = parser.parse_args()
     if args.repeat < 1 or args.repeat > 20 or args.seconds < 1 or args.seconds > 60:
         parser.error("--repeat must be 1..20 and --seconds 1..60")
+    if args.peers:
+        if not os.access(args.testio, os.X_OK):
+            sys.exit("bench needs testio (tools/build.sh)")
+        import bench_peers  # testio and the peers built from source; it uses this file's parsers
+        bench_peers.peers_table(args)
+        return
+    args.connections = args.connections or [1, 2, 8, 32]
     for needed in (args.testio, shutil.which("iperf3"), shutil.which("iperf")):
         if not needed or not os.access(needed, os.X_OK):
             sys.exit("bench needs testio (tools/build.sh), iperf3 and iperf (tools/install-deps.sh)")
