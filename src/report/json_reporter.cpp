@@ -361,7 +361,7 @@ std::string http_date(std::int64_t seconds) {
 // mapping, so each field is turned into JSON in one place.
 json testio_start_json(const StartInfo& start) {
   const json spec = spec::to_json(start.spec, spec::Form::report);
-  return {{"role", start.from_client ? "client" : "server"},
+  json testio = {{"role", start.from_client ? "client" : "server"},
           {"client_threads", start.client_threads},
           {"server_threads", start.server_threads},
           {"plain_peer", start.plain_peer()},
@@ -384,6 +384,8 @@ json testio_start_json(const StartInfo& start) {
             {"bind_device", start.bind_device}}},
           {"interval", spec["interval_s"]},
           {"spec", spec}};
+  if (!start.peer_version.empty()) testio["peer_version"] = start.peer_version;
+  return testio;
 }
 
 }  // namespace

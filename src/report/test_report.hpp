@@ -39,6 +39,7 @@ struct StartInfo {
   std::vector<StreamEndpoints> connected;
   unsigned client_threads = 0;
   unsigned server_threads = 0;      // 0 when the peer is plain
+  std::string peer_version;         // a testio peer's version, as it said in its accept; empty: not said
   std::string peer_protocol;        // what a peer that is not testio speaks ("plain TCP", "HTTP"); the peer says
   // What only the workload can say, in its words (its TestSide::describe_start() fills them):
   std::string extent;               // what ends the test ("1000 transfers of 6 MiB ..."); empty: -t or -n

@@ -78,6 +78,12 @@ def grid_args(server, directory, *extra):
             "-o", directory, *extra]
 
 
+def read_version():
+    """This testio's version, as --version prints it after "testio "."""
+    done = subprocess.run([harness.BINARY, "--version"], capture_output=True, text=True, timeout=30)
+    return done.stdout.split()[-1]
+
+
 def check_complete(directory, cells, rounds):
     """Every (cell, round) of the grid in runs.jsonl exactly once; the runs."""
     runs, rest = read_runs(directory)
@@ -110,6 +116,9 @@ def a_grid_with_warmups_has_its_cells_n_and_every_run_kept():
                   and cell["figures"]["receiver_cpu_s_per_gb"]["n"] == 2 for cell in summary["cells"]),
               f"cells {json.dumps(summary['cells'])[:600]}")
         check(summary["runs_done"] == summary["runs_total"] == 12 and not summary["interrupted"], f"{summary}")
+        # The peer's version, as the testio server said it in its accept (start.testio.peer_version).
+        check(list((summary["environment"].get("peer_versions") or {}).values()) == [read_version()],
+              f"peer versions {summary['environment'].get('peer_versions')}")
         check(read_json(directory, "summary.json")["campaign"]["cells"] == summary["cells"], "summary.json as --json")
         with open(os.path.join(directory, "campaign.prom")) as prom:
             check('testio_campaign_cell_runs{' in prom.read(), "campaign.prom holds the cells' runs")

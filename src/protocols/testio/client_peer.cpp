@@ -117,6 +117,7 @@ class TestioPeer : public ClientPeer {
   asio::awaitable<PeerPath> handshake(const spec::TestSpec& spec, unsigned threads) override;
   void describe_start(report::StartInfo& start) const override {
     start.server_threads = accepted_.server_threads;
+    start.peer_version = accepted_.server_version;
     start.server_cpus = accepted_.server_cpus;
     start.peer_clock = clock_;
     start.peer = endpoint_text(server_);

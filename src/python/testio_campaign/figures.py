@@ -97,7 +97,11 @@ def figures(report):
 
 
 def peer_version(report):
-    """The peer's version where the report says it (--get-server-output), else None."""
+    """The peer's version where the report says it: a testio server's in its accept
+    (start.testio.peer_version), else an iperf3 server's output (--get-server-output), else None."""
+    said = (((report or {}).get("start") or {}).get("testio") or {}).get("peer_version") if isinstance(report, dict) else None
+    if isinstance(said, str) and said:
+        return said
     server = (report or {}).get("server_output_json") if isinstance(report, dict) else None
     version = ((server or {}).get("start") or {}).get("version")
     return version if isinstance(version, str) else None
