@@ -121,6 +121,22 @@ def the_same_rate_is_no_difference():
 
 
 @test
+def a_significant_change_within_the_noise_threshold_is_no_difference():
+    # Runs through a shaper barely vary: 0.3% lower in every run ranks as significant, but stays
+    # within the 1% noise threshold unless --noise lowers it.
+    steady = [95.70e6, 95.71e6, 95.69e6, 95.72e6, 95.70e6]
+    lower = [value * 0.997 for value in steady]
+    with tempfile.TemporaryDirectory() as root:
+        a = write_campaign(os.path.join(root, "a"), {"1": steady})
+        b = write_campaign(os.path.join(root, "b"), {"1": lower})
+        found = compare_json(a, b)
+        cell = found["cells"][0]
+        check(cell["p"] < 0.05 and cell["verdict"] == "no difference" and found["noise_percent"] == 1.0, f"{cell}")
+        check(compare_json(a, b, "--noise", "0.1")["cells"][0]["verdict"] == "slower", "--noise 0.1 calls it slower")
+        compare(a, b, "--noise", "-1", code=2)
+
+
+@test
 def a_faster_campaign_is_called_faster_and_passes():
     with tempfile.TemporaryDirectory() as root:
         a = write_campaign(os.path.join(root, "a"), {"1": SLOW})

@@ -185,12 +185,22 @@ def figure_values(cell, key):
     return [float(run["figures"][key]) for run in cell["runs"] if (run.get("figures") or {}).get(key) is not None]
 
 
-def verdict_of(test, a, b, level, more_is_better):
-    """faster / slower / no difference: significant when p < level, B's side by U (U of A below
-    half the pairs means B's values rank higher)."""
+# A change within this many percent is noise however significant: runs through a shaper vary by
+# hundredths of a percent, so a rank test calls a 0.2% drift between two campaigns of one system
+# significant (the testbed's same-rate pairs did, 1 in 10). Criterion.rs's noise threshold is the
+# same idea, at the same default.
+NOISE_PERCENT = 1.0
+
+
+def verdict_of(test, a, b, level, more_is_better, ratio=None, noise_percent=NOISE_PERCENT):
+    """faster / slower / no difference: significant when p < level and the ratio of medians B/A
+    moved more than noise_percent, B's side by U (U of A below half the pairs means B's values rank
+    higher)."""
     if test["p"] is None:
         return "no data"
     if test["p"] >= level:
+        return "no difference"
+    if ratio is not None and abs(ratio - 1) * 100 <= noise_percent:
         return "no difference"
     b_higher = test["u"] < len(a) * len(b) / 2
     if b_higher == more_is_better:
@@ -202,7 +212,7 @@ def compare_cell(cell_a, cell_b, key, more_is_better, options):
     a, b = figure_values(cell_a, key), figure_values(cell_b, key)
     test = statistics.mann_whitney(a, b)
     ratio = statistics.ratio_of_medians(a, b)
-    verdict = verdict_of(test, a, b, options.level, more_is_better)
+    verdict = verdict_of(test, a, b, options.level, more_is_better, ratio["ratio"], options.noise)
     change = None if ratio["ratio"] is None else (ratio["ratio"] - 1) * 100
     slower_by = None if change is None else (-change if more_is_better else change)
     fails = (options.fail_if_slower is not None and verdict == "slower"
@@ -231,7 +241,8 @@ def compare(options):
         raise InputError(f"no measured run of {options.a} or {options.b} has the figure {options.figure}")
     return {"compare": {
         "a": side_summary(a, cells_a), "b": side_summary(b, cells_b), "figure": key,
-        "level": options.level, "fail_if_slower": options.fail_if_slower, "cells": cells,
+        "level": options.level, "noise_percent": options.noise, "fail_if_slower": options.fail_if_slower,
+        "cells": cells,
         "unmatched": {"a": [cells_a[name]["settings"] for name in cells_a if name not in cells_b],
                       "b": [cells_b[name]["settings"] for name in cells_b if name not in cells_a]},
         "environment_differences": environment,
@@ -289,7 +300,8 @@ def text_table(result, unit):
     lines = [f"{name.upper()}: {found[name]['path']}" + (f" ({found[name]['failed']} failed runs left out)"
                                                         if found[name]["failed"] else "") for name in ("a", "b")]
     lines += [
-             f"{found['figure']}, verdicts at p < {found['level']:g} (Mann-Whitney U; ratio of medians "
+             f"{found['figure']}, verdicts at p < {found['level']:g} and a change above {found['noise_percent']:g}% "
+             "(Mann-Whitney U; ratio of medians "
              "with a bootstrap interval)", ""]
     lines += ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in rows]
     for side in ("a", "b"):
@@ -318,6 +330,8 @@ def parse(argv):
     parser.add_argument("a", help="a campaign directory, a testio --json report, a directory of reports or a quoted glob")
     parser.add_argument("b", help="the same for the results compared with A")
     parser.add_argument("--level", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--noise", type=float, default=NOISE_PERCENT, metavar="PCT",
+                        help=f"a change of at most PCT percent is no difference however significant (default {NOISE_PERCENT:g})")
     parser.add_argument("--fail-if-slower", type=float, metavar="PCT",
                         help="exit 1 when a cell of B is slower than A's by more than PCT percent, significantly")
     parser.add_argument("--figure", choices=sorted(FIGURES), default="goodput", help="the figure compared (default goodput)")
@@ -325,6 +339,8 @@ def parse(argv):
     options = parser.parse_args(argv)
     if not 0 < options.level < 1:
         raise InputError(f"--level {options.level:g} is not between 0 and 1")
+    if options.noise < 0:
+        raise InputError(f"--noise {options.noise:g} is negative")
     if options.fail_if_slower is not None and options.fail_if_slower < 0:
         raise InputError(f"--fail-if-slower {options.fail_if_slower:g} is negative")
     return options

@@ -132,14 +132,16 @@ class Difference:
         if a_values and b_values:
             test = statistics.mann_whitney(a_values, b_values)
             self.p = test["p"]
-            self._verdict = compare.verdict_of(test, a_values, b_values, LEVEL, figure.higher_is_better)
             if self.a["median"]:
                 ratio = statistics.ratio_of_medians(a_values, b_values)
                 self.ratio, self.ratio_ci95 = ratio.get("ratio"), ratio.get("ci95")
+            self._verdict = compare.verdict_of(test, a_values, b_values, LEVEL, figure.higher_is_better, self.ratio)
 
     @property
     def significant(self):
-        return self.p is not None and self.p < LEVEL
+        """Marked on the plots: a difference testio compare would call faster or slower (p below
+        LEVEL and a change beyond its noise threshold)."""
+        return self._verdict in ("faster", "slower")
 
     def verdict(self):
         """As testio compare says it: faster or slower (B costs less or more, for CPU, calls and
