@@ -85,6 +85,30 @@ reports are overlaid. It runs python3 with matplotlib
 .RB ( "apt-get install python3-matplotlib" );
 see
 .IR /usr/share/doc/testio/plots.md .
+A campaign directory, or two, draws each cell's median with its 95% interval and the runs.
+.SH CAMPAIGN AND COMPARE
+.B testio campaign
+.RB [ \-\-vary " NAME=V1,V2" ]...
+.RB [ \-\-repeat " N" ]
+.B \-o
+.I DIR
+.RI [ "testio options" ]
+runs a grid of tests (each combination of the axes' values) once per round, keeps every run's
+report in
+.IR DIR/runs.jsonl ,
+and gives each cell's median with its 95% interval;
+.B \-\-resume
+.I DIR
+continues one that stopped.
+.B testio compare
+.I A B
+says, cell by cell, whether B is faster, slower or no different from A;
+.B \-\-fail\-if\-slower
+.I PCT
+exits 1 for a CI pipeline. Both run python3; see
+.I /usr/share/doc/testio/campaigns.md
+and
+.IR compare.md .
 )";
 
 const char* const kDescription = R"(.SH DESCRIPTION
@@ -177,7 +201,8 @@ std::string man_page(const OptionTable& options) {
   std::string page = ".TH TESTIO 1 \"\" \"testio " TESTIO_VERSION "\" \"User Commands\"\n";
   page += ".SH NAME\ntestio \\- multi\\-connection TCP and UDP bandwidth and latency tester\n";
   page += ".SH SYNOPSIS\n.B testio \\-s\n.RI [ options ]\n.br\n.B testio \\-c\n.I HOST\n.RI [ options ] \" \" [ N ]\n"
-          ".br\n.B testio exporter\n.RI [ options ]\n.br\n.B testio plot\n.I REPORT.json\n.B \\-o\n.I OUT\n";
+          ".br\n.B testio exporter\n.RI [ options ]\n.br\n.B testio plot\n.I REPORT.json\n.B \\-o\n.I OUT\n"
+          ".br\n.B testio campaign\n.RI [ options ]\n.B \\-o\n.I DIR\n.br\n.B testio compare\n.I A B\n";
   page += kDescription;
   page += ".SH OPTIONS\n";
   for (const std::string& group : help_groups(options)) {
@@ -212,7 +237,8 @@ void add_words(const OptionTable& options, const std::vector<std::string>& group
 
 std::string bash_completion(const OptionTable& options) {
   // `testio plot`'s words (its options are the Python program's own, src/python/testio_plot/command.py).
-  std::set<std::string> words{"exporter", "plot", "--output", "--label", "--title"}, file_options{"--output"};
+  std::set<std::string> words{"exporter", "plot", "campaign", "compare", "--output", "--label", "--title"},
+      file_options{"--output"};
   add_words(options, help_groups(options), words, file_options);
   add_words(exporter_options(), {"Exporter"}, words, file_options);
   std::string all, files;

@@ -23,7 +23,9 @@ OptionTable make_options() {
                            "  testio -s                 serve tests\n"
                            "  testio -c HOST [N]        run a test with N connections\n"
                            "  testio exporter           serve Prometheus probes (testio exporter --help)\n"
-                           "  testio plot R.json -o OUT draw a report as .png, .svg or .html (testio plot --help)");
+                           "  testio plot R.json -o OUT draw a report as .png, .svg or .html (testio plot --help)\n"
+                           "  testio campaign ... -o D  run a grid of tests, repeated, with statistics (testio campaign --help)\n"
+                           "  testio compare A B        whether B differs from A, cell by cell (testio compare --help)");
   add_general_options(options);
   add_raw_options(options);
   for (const workloads::OptionGroup& group : workloads::option_groups())
