@@ -37,7 +37,7 @@ Architecture: $arch
 Maintainer: testio developers <testio@localhost>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends
-Recommends: python3, python3-matplotlib
+Recommends: python3, python3-matplotlib, ethtool
 Section: net
 Priority: optional
 Description: multi-connection TCP and UDP bandwidth and latency tester

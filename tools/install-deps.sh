@@ -21,6 +21,7 @@ test_packages=(
   iperf3 iperf sockperf                      # side-by-side benchmarks
   netcat-openbsd socat                       # plain TCP senders for the --raw sink tests
   iproute2                                   # ip netns, veth and tc tbf for tools/testbed.sh
+  ethtool                                    # a campaign records its route device's firmware and offloads
   irtt iputils-ping                          # latency references beside --latency in the testbed
   nginx-light openssl curl wrk               # HTTP tests and benchmarks: a real server, its certificate, curl and wrk beside testio
   dpkg-dev man-db                            # tools/deb.sh (dpkg-shlibdeps) and the package check (man -w)

@@ -9,7 +9,6 @@ import itertools
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -61,17 +60,6 @@ def lines_in(directory):
         return 0
 
 
-class Scratch:
-    """A temporary directory, removed on exit."""
-
-    def __enter__(self):
-        self.path = tempfile.mkdtemp(prefix="campaign-test-")
-        return self.path
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
 def grid_args(server, directory, *extra):
     return ["-c", "127.0.0.1", "-p", server.port, "-t", "1", "--vary", "connections=1,2",
             "--vary", "recv-mode=recv,recv_into", "--repeat", "2", "--warmup", "1", "--pause", "0",
@@ -97,7 +85,7 @@ def check_complete(directory, cells, rounds):
 
 @test
 def a_grid_with_warmups_has_its_cells_n_and_every_run_kept():
-    with Server() as server, Scratch() as scratch:
+    with Server() as server, tempfile.TemporaryDirectory(prefix="campaign-test-") as scratch:
         directory = os.path.join(scratch, "grid")
         summary = json.loads(campaign(*grid_args(server, directory, "--json")).stdout)["campaign"]
         definition = read_json(directory, "campaign.json")
@@ -126,7 +114,7 @@ def a_grid_with_warmups_has_its_cells_n_and_every_run_kept():
 
 @test
 def resume_after_sigint_completes_the_grid_with_nothing_measured_twice():
-    with Server() as server, Scratch() as scratch:
+    with Server() as server, tempfile.TemporaryDirectory(prefix="campaign-test-") as scratch:
         directory = os.path.join(scratch, "stopped")
         process = start_campaign(*grid_args(server, directory, "--json-stream"))
         wait_until(lambda: lines_in(directory) >= 3, 120, "three runs in runs.jsonl")
@@ -148,7 +136,7 @@ def a_sigkill_at_a_random_moment_keeps_every_finished_run_and_resume_completes()
     # The issue's size: 3 axes (2 x 2 x 3 cells), 5 rounds, 60 runs, each a counted 32 MiB so the
     # grid takes seconds rather than minutes; the kill lands anywhere from before the first run
     # ends to after the last (by hand, 14 kills at random moments kept every reported run).
-    with Server() as server, Scratch() as scratch:
+    with Server() as server, tempfile.TemporaryDirectory(prefix="campaign-test-") as scratch:
         directory = os.path.join(scratch, "killed")
         process = start_campaign("-c", "127.0.0.1", "-p", server.port, "-n", "32M", "-i", "0",
                                  "--vary", "connections=1,2", "--vary", "recv-mode=recv,recv_into",
@@ -172,7 +160,7 @@ def a_sigkill_at_a_random_moment_keeps_every_finished_run_and_resume_completes()
 
 @test
 def a_failed_run_is_counted_in_its_cell_and_the_campaign_goes_on():
-    with Server() as server, Scratch() as scratch:
+    with Server() as server, tempfile.TemporaryDirectory(prefix="campaign-test-") as scratch:
         dead = str(harness.free_port_range_outside_the_ephemeral_ones(1))
         directory = os.path.join(scratch, "failing")
         done = campaign("-t", "1", "--vary", f"target=127.0.0.1:{dead},127.0.0.1:{server.port}", "--repeat", "2",
@@ -196,7 +184,7 @@ def refused(args, mentions, directory):
 
 @test
 def bad_input_is_one_sentence_naming_the_axis_before_anything_runs():
-    with Scratch() as scratch:
+    with tempfile.TemporaryDirectory(prefix="campaign-test-") as scratch:
         fresh = os.path.join(scratch, "fresh")
         base = ["-c", "127.0.0.1", "-t", "1"]
         refused([*base, "--vary", "connections=1,2", "--vary", "bogus-axis=1,2"], "bogus-axis", fresh)
@@ -214,7 +202,7 @@ def bad_input_is_one_sentence_naming_the_axis_before_anything_runs():
 
 @test
 def a_campaign_file_describes_the_same_grid_and_the_shipped_ones_check():
-    with Scratch() as scratch:
+    with tempfile.TemporaryDirectory(prefix="campaign-test-") as scratch:
         path = os.path.join(scratch, "grid.json")
         with open(path, "w") as file:
             json.dump({"options": {"client": "127.0.0.1", "time": 1, "no-delay": True},

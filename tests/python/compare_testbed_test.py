@@ -6,7 +6,6 @@ Traffic only inside the namespaces the suite makes. Usage: compare_testbed_test.
 TESTBED_SCRIPT."""
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 
@@ -50,18 +49,9 @@ def campaign_at(rate, directory):
         return run_campaign(bed, server, directory)
 
 
-class Scratch:
-    def __enter__(self):
-        self.path = tempfile.mkdtemp(prefix="compare-testbed-")
-        return self.path
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
 @test
 def eighty_after_a_hundred_mbit_is_slower_and_fails_the_pipeline():
-    with Scratch() as scratch:
+    with tempfile.TemporaryDirectory(prefix="compare-testbed-") as scratch:
         fast, slow = os.path.join(scratch, "100mbit"), os.path.join(scratch, "80mbit")
         campaign_at("100mbit", fast)
         campaign_at("80mbit", slow)
@@ -73,7 +63,8 @@ def eighty_after_a_hundred_mbit_is_slower_and_fails_the_pipeline():
 
 @test
 def one_rate_twice_is_no_difference_in_nine_pairs_of_ten():
-    with Scratch() as scratch, Testbed("--rate", "100mbit") as bed, bed.server(bind=SERVER_ADDRESS) as server:
+    with (tempfile.TemporaryDirectory(prefix="compare-testbed-") as scratch, Testbed("--rate", "100mbit") as bed,
+          bed.server(bind=SERVER_ADDRESS) as server):
         passed = 0
         for pair in range(PAIRS):
             first, second = os.path.join(scratch, f"{pair}-a"), os.path.join(scratch, f"{pair}-b")

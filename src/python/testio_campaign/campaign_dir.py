@@ -28,9 +28,10 @@ def read_definition(path):
     except FileNotFoundError:
         raise CampaignError(f"{path} is not a campaign directory: it has no {DEFINITION}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CampaignError(f"cannot read {file}: {error}") from None
+        raise CampaignError(f"{path} is not a campaign directory: its {DEFINITION} cannot be read ({error})") from None
     if not isinstance(definition, dict) or definition.get("format") != FORMAT:
-        raise CampaignError(f"{file} is not a campaign definition (its format is not {FORMAT})")
+        raise CampaignError(f"{path} is not a campaign directory: its {DEFINITION} is not a testio campaign's "
+                            f"(format {FORMAT})")
     return definition
 
 

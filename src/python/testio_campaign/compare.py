@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from . import campaign_dir, environment
+from . import campaign_dir, environment, summary
 from . import figures as report_figures
 from . import statistics
 
@@ -57,7 +57,8 @@ def report_settings(report):
 
 def report_environment(report):
     start = report.get("start") or {}
-    return {"version": start.get("version"), "system": start.get("system_info")}
+    return {"version": start.get("version"), "system": start.get("system_info"),
+            "peer_version": report_figures.peer_version(report)}
 
 
 def read_report(path):
@@ -296,14 +297,13 @@ def text_table(result, unit):
                      str(cell["b"]["n"]), quantity(cell["b"]["median"], unit), number(cell["ratio"], ".3f"),
                      f"[{number(low, '.3f')}, {number(high, '.3f')}]", number(cell["p"], ".2g"),
                      cell["verdict"] + ("  FAILS" if cell["fails"] else "")])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [f"{name.upper()}: {found[name]['path']}" + (f" ({found[name]['failed']} failed runs left out)"
                                                         if found[name]["failed"] else "") for name in ("a", "b")]
     lines += [
              f"{found['figure']}, verdicts at p < {found['level']:g} and a change above {found['noise_percent']:g}% "
              "(Mann-Whitney U; ratio of medians "
              "with a bootstrap interval)", ""]
-    lines += ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in rows]
+    lines += summary.aligned(rows)
     for side in ("a", "b"):
         for settings in found["unmatched"][side]:
             lines.append(f"only in {side.upper()}: {settings_text(settings)}")

@@ -20,6 +20,10 @@ ROUTE_RECHECK_BUDGET_S = 0.1
 NOT_COMPARED = {"recorded", "route_read_s", "route_rechecked_per_run"}
 
 
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def read_text(path, missing="none"):
     try:
         with open(path) as file:
@@ -59,21 +63,25 @@ def host_of(target):
     return target
 
 
+def target_of(args):
+    """The host a test's options name with -c (the last one: testio's last option wins, so a
+    campaign file's target gives way to the command line's), or None."""
+    host = None
+    for index, word in enumerate(args):
+        if word in ("-c", "--client") and index + 1 < len(args):
+            host = host_of(args[index + 1])
+        elif word.startswith("--client="):
+            host = host_of(word.split("=", 1)[1])
+    return host
+
+
 def targets_of(cells):
-    """The distinct hosts the cells' -c options name, in order."""
+    """The distinct hosts the cells test against, in order."""
     hosts = []
     for cell in cells:
-        args = cell.args
-        for index, word in enumerate(args[:-1]):
-            if word in ("-c", "--client"):
-                host = host_of(args[index + 1])
-                if host not in hosts:
-                    hosts.append(host)
-        for word in args:
-            if word.startswith("--client="):
-                host = host_of(word.split("=", 1)[1])
-                if host not in hosts:
-                    hosts.append(host)
+        host = target_of(cell.args)
+        if host is not None and host not in hosts:
+            hosts.append(host)
     return hosts
 
 
@@ -164,7 +172,7 @@ class Environment:
         facts["routes"] = self.last_routes
         facts["route_read_s"] = round(took, 4)
         facts["route_rechecked_per_run"] = self.recheck_routes
-        facts["recorded"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        facts["recorded"] = utc_now()
         return facts
 
     def current(self):

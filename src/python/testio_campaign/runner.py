@@ -17,7 +17,6 @@ from . import campaign_dir, campaign_file, environment, grid, summary
 from .figures import figures, peer_version
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
-FORMAT = "testio-campaign/1"
 DEFAULTS = {"repeat": 5, "warmup": 0, "shuffle": False, "pause": 1.0, "name": "", "seed": None}
 USAGE = """usage: testio campaign [FILE.json] [--vary NAME=V1,V2,...]... [--repeat N] [--warmup N]
                        [--shuffle] [--seed N] [--pause S] [--name NAME] -o DIR
@@ -103,10 +102,6 @@ def plan_from(given):
     return plan
 
 
-def utc_now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 def new_campaign(given, binary):
     """Checks the grid, records the environment and writes campaign.json; its definition."""
     if not given.get("output"):
@@ -118,7 +113,8 @@ def new_campaign(given, binary):
     plan = plan_from(given)
     axes, cells = grid.build(binary, plan["varied"], plan["base_args"])
     env = environment.Environment(binary, environment.targets_of(cells))
-    definition = {"format": FORMAT, "name": plan["name"], "created": utc_now(), "base_args": plan["base_args"],
+    definition = {"format": campaign_dir.FORMAT, "name": plan["name"], "created": environment.utc_now(),
+                  "base_args": plan["base_args"],
                   "axes": [axis.record() for axis in axes], "repeat": plan["repeat"], "warmup": plan["warmup"],
                   "shuffle": plan["shuffle"], "seed": plan["seed"], "pause_s": plan["pause"],
                   "cells": [cell.record() for cell in cells], "environment": env.record()}
@@ -191,7 +187,7 @@ class Stop:
 
 def run_testio(binary, cell, stop):
     """One run: (exit code, report or None, stderr, started, wall seconds)."""
-    started, clock = utc_now(), time.monotonic()
+    started, clock = environment.utc_now(), time.monotonic()
     stop.child = subprocess.Popen([binary, *cell.args, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   stdin=subprocess.DEVNULL, preexec_fn=die_with_parent, start_new_session=True)
     out, err = stop.child.communicate()
@@ -248,6 +244,10 @@ class Progress:
             print(file=sys.stderr, flush=True)
 
 
+def change_warning(key, cell_id, round_number):
+    return f"the environment's {key} changed during the campaign (before {cell_id} round {round_number})"
+
+
 def settings_text(cell):
     return ", ".join(f"{name}={value}" for name, value in cell.settings.items()) or "the common options"
 
@@ -257,7 +257,7 @@ class Campaign:
         self.directory, self.definition, self.env, self.runs = directory, definition, env, runs
         self.binary, self.stream = binary, stream
         self.stop = Stop()
-        self.warnings, self.warned, self.peer_versions = [], set(), {}
+        self.warned = set()  # environment keys already warned about on stderr
         self.interrupted = None  # (cell, round) of a run a signal cut short
 
     def check_environment(self, cell, round_number):
@@ -265,10 +265,18 @@ class Campaign:
         for key in changed:
             if key not in self.warned:
                 self.warned.add(key)
-                warning = f"the environment's {key} changed during the campaign (before {cell.id} round {round_number})"
-                self.warnings.append(warning)
-                print(f"\ntestio campaign: warning: {warning}", file=sys.stderr, flush=True)
+                print(f"\ntestio campaign: warning: {change_warning(key, cell.id, round_number)}", file=sys.stderr,
+                      flush=True)
         return changed
+
+    def environment_warnings(self):
+        """One per environment key that changed, at the first run that saw it: read from the
+        runs, so a --resume keeps the warnings of the runs before it."""
+        first = {}
+        for run in self.runs:
+            for key in run.get("environment_changed") or []:
+                first.setdefault(key, (run.get("cell"), run.get("round")))
+        return [change_warning(key, cell, round_number) for key, (cell, round_number) in first.items()]
 
     def record(self, cell, round_number, outcome, changed):
         code, report, stderr, started, wall = outcome
@@ -282,9 +290,6 @@ class Campaign:
             lines.flush()
             os.fsync(lines.fileno())
         self.runs.append(run)
-        version = peer_version(report)
-        if version:
-            self.peer_versions[(environment.targets_of([cell]) or ["peer"])[0]] = version
         return run
 
     def announce(self, run, progress):
@@ -331,9 +336,18 @@ class Campaign:
         progress.close()
         return len(order)
 
+    def peer_versions(self):
+        """{target: version} as the runs' reports say it, those from before a --resume included."""
+        versions = {}
+        for run in self.runs:
+            version = peer_version(run.get("report"))
+            if version:
+                versions[environment.target_of(run.get("args") or []) or "peer"] = version
+        return versions
+
     def finish(self, total, as_json):
         state = {"directory": self.directory, "runs_total": total, "interrupted": self.stop.signal is not None,
-                 "environment_warnings": self.warnings, "peer_versions": self.peer_versions}
+                 "environment_warnings": self.environment_warnings(), "peer_versions": self.peer_versions()}
         document = summary.document(self.definition, self.runs, state)
         summary.write(self.directory, document)
         if self.interrupted:

@@ -108,15 +108,19 @@ def table_rows(summary):
     return rows
 
 
+def aligned(rows):
+    """Rows of strings as lines with each column as wide as its widest value, two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in rows]
+
+
 def text(summary):
     """The text table, one row per cell, and the notes under it."""
-    rows = table_rows(summary)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in rows]
+    lines = aligned(table_rows(summary))
     campaign = summary["campaign"]
     lines.append(f"{campaign['runs_done']} of {campaign['runs_total']} runs done"
                  + (" (interrupted: --resume continues it)" if campaign["interrupted"] else "")
-                 + f"; median goodput per cell over its measured runs; other columns are medians.")
+                 + "; median goodput per cell over its measured runs; other columns are medians.")
     if any(not cell["ci95_exact"] and cell["n"] for cell in campaign["cells"]):
         lines.append("* fewer than 6 runs: no order-statistic interval reaches 95%, so the interval is min .. max.")
     lines += [f"warning: {warning}" for warning in campaign["environment_warnings"]]

@@ -1,6 +1,8 @@
 """A campaign's pictures: each cell's median as a bar with its 95% interval, and the runs of each
 cell as a box with its points; two campaigns' cells side by side, a significant difference marked
 with an asterisk and the ratio of medians B/A. Cells are named by their settings on the x axis."""
+from testio_campaign import compare
+
 from . import style
 from .campaigns import LEVEL, unit_of
 from .catalogue import Plot
@@ -9,7 +11,8 @@ BAR_WIDTH = 0.6
 PAIR_OFFSET, PAIR_WIDTH = 0.2, 0.38  # each campaign's bar in a compared cell
 INTERVAL_NOTE = "error bars: the median's 95% interval (min to max where a cell has too few runs for one)"
 BOX_NOTE = "boxes: quartiles, whiskers to 1.5 IQR; dots: the runs in round order, red rings: outliers"
-MARK_NOTE = f"* B differs from A (Mann-Whitney U, p < {LEVEL:g}); ×: B's median / A's"
+MARK_NOTE = (f"* B differs from A as testio compare says it (Mann-Whitney U, p < {LEVEL:g}, a change above "
+             f"{compare.NOISE_PERCENT:g}%); ×: B's median / A's")
 
 
 def plots_for(campaign):

@@ -10,7 +10,6 @@ from testio_campaign import campaign_dir, compare, environment, statistics
 from .load import BadInput
 
 LEVEL = 0.05  # a difference is marked when Mann-Whitney's two-sided p is below this
-CAMPAIGN_FORMAT = "testio-campaign/"
 
 
 class Figure:
@@ -88,15 +87,11 @@ class Campaign:
 def read(path, label=None):
     """The campaign in directory `path`; BadInput with one sentence when it is not one."""
     name = label or os.path.basename(os.path.normpath(path))
-    if not os.path.isfile(os.path.join(path, "campaign.json")):
-        raise BadInput(f"{path} is not a campaign directory: it has no campaign.json")
     try:
         found = campaign_dir.read_campaign(path)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise BadInput(f"{path} is not a campaign directory testio plot can read: {error}") from None
-    definition = found.get("definition")
-    if not isinstance(definition, dict) or not str(definition.get("format", "")).startswith(CAMPAIGN_FORMAT):
-        raise BadInput(f"{path} is not a campaign directory: its campaign.json is not a testio campaign's")
+    except campaign_dir.CampaignError as error:
+        raise BadInput(str(error)) from None
+    definition = found["definition"]
     notes = []
     if found.get("cut_short"):
         notes.append(f"{path}: the last line of runs.jsonl was cut short (a run killed while it was written): left out")
