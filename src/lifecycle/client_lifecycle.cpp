@@ -213,9 +213,14 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(TestPart& part, st
   if (spreading) ++spread_turn_;
   tcp::socket socket = std::move(*connected);
   if (config_.mptcp && net::mptcp_subflows(socket.native_handle()) == 0) ++mptcp_fell_back_;
+  asio::error_code gone;
+  const tcp::endpoint server = socket.remote_endpoint(gone);
+  if (gone)  // a server closing a connection in its handshake answers with a reset
+    throw std::runtime_error("the server closed data connection " + std::to_string(number) +
+                             " as soon as it opened (" + gone.message() + ")");
   // The later connections go where the first one went.
-  if (path_.data.size() > 1) path_.data = {socket.remote_endpoint()};
-  if (part.start.peer.empty()) part.start.peer = endpoint_text(socket.remote_endpoint());
+  if (path_.data.size() > 1) path_.data = {server};
+  if (part.start.peer.empty()) part.start.peer = endpoint_text(server);
   co_await peer_.introduce(socket, number);
   note_connection(part.start, socket);
   co_return socket;

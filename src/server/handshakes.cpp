@@ -26,13 +26,28 @@ std::uint32_t Handshakes::held_by(const asio::ip::address& peer) const {
   return line == by_peer_.end() ? 0 : static_cast<std::uint32_t>(line->second.size());
 }
 
-asio::ip::tcp::socket* Handshakes::evict_oldest(const asio::ip::address& peer) {
+namespace {
+
+// Whether the peer waits on us: bytes it sent lie unread. A socket that cannot say is broken,
+// and so as good as idle.
+bool has_unread_bytes(asio::ip::tcp::socket& socket) {
+  asio::error_code ec;
+  const std::size_t waiting = socket.available(ec);
+  return !ec && waiting > 0;
+}
+
+}  // namespace
+
+asio::ip::tcp::socket* Handshakes::evict_oldest_idle(const asio::ip::address& peer) {
   auto line = by_peer_.find(peer);
   if (line == by_peer_.end()) return nullptr;
-  Ticket& oldest = *line->second.front();
-  leave(oldest);
-  oldest.evicted_ = true;
-  return &oldest.socket_;
+  for (Ticket* ticket : line->second) {
+    if (has_unread_bytes(ticket->socket_)) continue;
+    leave(*ticket);  // `line` may be gone now: return at once
+    ticket->evicted_ = true;
+    return &ticket->socket_;
+  }
+  return nullptr;
 }
 
 }  // namespace testio::server

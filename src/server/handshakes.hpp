@@ -1,8 +1,9 @@
 // The server's connections in their handshake (accepted, preamble not yet read), by the address
-// they come from. A peer at its allowance loses its oldest handshake to its newest: a client's
-// real connections finish theirs within a round trip, so the oldest are the idle ones, and an
-// address holding idle connections cannot lock out a client behind that same address (a
-// refused newest would be exactly the client's). Owner: the server's control thread.
+// they come from. A peer at its allowance loses its oldest idle handshake to its newest, so an
+// address holding idle connections cannot lock out a client behind that same address (a refused
+// newest would be exactly the client's). Idle means the server has read every byte it was sent and
+// waits for the peer: a real client's connection whose preamble is in but not yet read (a busy or
+// slow server) is never the one closed. Owner: the server's control thread.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ class Handshakes {
     Ticket& operator=(const Ticket&) = delete;
 
     void finish() noexcept;
-    // Closed by evict_oldest() for a newer connection from the same address.
+    // Closed by evict_oldest_idle() for a newer connection from the same address.
     bool evicted() const noexcept { return evicted_; }
 
    private:
@@ -41,9 +42,10 @@ class Handshakes {
 
   std::uint32_t total() const noexcept { return total_; }
   std::uint32_t held_by(const asio::ip::address& peer) const;
-  // Takes `peer`'s oldest handshake out and returns its socket for the caller to answer and close;
-  // nullptr when the peer has none.
-  asio::ip::tcp::socket* evict_oldest(const asio::ip::address& peer);
+  // Takes `peer`'s oldest idle handshake out (nothing unread waits on its socket) and returns its
+  // socket for the caller to answer and close; nullptr when every one has bytes waiting: those
+  // finish as soon as their coroutines run, and the server's --max-pending still bounds them.
+  asio::ip::tcp::socket* evict_oldest_idle(const asio::ip::address& peer);
 
  private:
   void leave(Ticket& ticket) noexcept;

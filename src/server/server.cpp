@@ -129,17 +129,15 @@ bool Server::admit_at_the_door(tcp::socket& socket, const tcp::endpoint& peer) {
     if (test->peer() == peer.address()) allowance += test->data_connections();
   const std::uint32_t held = handshakes_.held_by(peer.address());
   if (held < allowance) return true;
-  const std::string refusal = std::to_string(held) + " connections from this address are in their handshake "
-                              "(--max-pending-per-peer " + std::to_string(limits.max_pending_per_peer) +
-                              "); the oldest is closed";
-  log_.warn("door", "closed the oldest of " + std::to_string(held) + " handshakes from " +
-                        control::address_text(peer.address()) + " for a newer one (--max-pending-per-peer " +
-                        std::to_string(limits.max_pending_per_peer) + ")");
-  if (tcp::socket* oldest = handshakes_.evict_oldest(peer.address())) {
-    answer_at_the_door(*oldest, refusal);
-    asio::error_code ignored;
-    oldest->close(ignored);  // its coroutine's read ends with operation_aborted
-  }
+  tcp::socket* oldest_idle = handshakes_.evict_oldest_idle(peer.address());
+  if (!oldest_idle) return true;  // every one has its bytes in, and finishes as soon as it is read
+  const std::string limit = "--max-pending-per-peer " + std::to_string(limits.max_pending_per_peer);
+  log_.warn("door", "closed the oldest idle one of " + std::to_string(held) + " handshakes from " +
+                        control::address_text(peer.address()) + " for a newer one (" + limit + ")");
+  answer_at_the_door(*oldest_idle, std::to_string(held) + " connections from this address are in their handshake (" +
+                                       limit + "); the oldest idle one is closed");
+  asio::error_code ignored;
+  oldest_idle->close(ignored);  // its coroutine's read ends with operation_aborted
   return true;
 }
 

@@ -56,7 +56,7 @@ class Server {
 
  private:
   // Whether a new connection from `peer` may go on: refused when too many are in their
-  // handshake in all; when its address is at its allowance, the address's oldest is closed.
+  // handshake in all; when its address is at its allowance, the address's oldest idle one is closed.
   bool admit_at_the_door(asio::ip::tcp::socket& socket, const asio::ip::tcp::endpoint& peer);
   // The refusal as an error frame, sent without waiting, before the socket closes.
   static void answer_at_the_door(asio::ip::tcp::socket& socket, const std::string& refusal) noexcept;

@@ -237,7 +237,7 @@ def idle_connections_from_a_clients_own_address_do_not_lock_it_out():
         finally:
             for sock in idle:
                 sock.close()
-        server.wait_log("closed the oldest of 8 handshakes from 127.0.0.1")
+        server.wait_log("closed the oldest idle one of 8 handshakes from 127.0.0.1")
 
 
 @test
