@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/groups.hpp"
-#include "metrics/http_listener.hpp"
+#include "metrics/listen_address.hpp"
 #include "util/spawn.hpp"
 
 namespace testio::cli {
@@ -39,7 +39,7 @@ namespace {
 
 void fill_exporter(const ParsedOptions& args, config::ExporterConfig& config) {
   config.listen = args.value("listen");
-  if (!metrics::parse_listen_address(config.listen))
+  if (!metrics::is_listen_address(config.listen))
     throw UsageError("--listen '" + config.listen + "' is not ADDRESS:PORT (e.g. 127.0.0.1:9201 or [::1]:9201)");
   config.max_probes = parse_u32(args.value("max-probes"), "--max-probes");
   if (config.max_probes < 1 || config.max_probes > 64) throw UsageError("--max-probes must be between 1 and 64");

@@ -12,7 +12,7 @@
 
 #include "mesh/schedule.hpp"
 #include "mesh/world.hpp"
-#include "metrics/http_listener.hpp"
+#include "metrics/listen_address.hpp"
 #include "net/access_list.hpp"
 #include "net/nic_counters.hpp"
 #include "util/units.hpp"
@@ -669,7 +669,7 @@ void check_metrics(const config::Config& config, const GivenOptions& given) {
   const bool server = config.role == config::Role::server;
   if (given.metrics) {
     if (!server) throw UsageError("--metrics is a server option; a client writes its result with --prometheus FILE");
-    if (!metrics::parse_listen_address(config.metrics_listen))
+    if (!metrics::is_listen_address(config.metrics_listen))
       throw UsageError("--metrics '" + config.metrics_listen + "' is not ADDRESS:PORT (e.g. 127.0.0.1:9200 or [::1]:9200)");
   }
   if (given.prometheus) {

@@ -222,7 +222,7 @@ asio::awaitable<tcp::socket> ClientTest::open_data_connection(TestPart& part, st
   if (path_.data.size() > 1) path_.data = {server};
   if (part.start.peer.empty()) part.start.peer = endpoint_text(server);
   co_await peer_.introduce(socket, number);
-  note_connection(part.start, socket);
+  note_connection(part.start, socket.native_handle());
   co_return socket;
 }
 

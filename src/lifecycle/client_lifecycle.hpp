@@ -3,7 +3,7 @@
 
 #include "config/config.hpp"
 #include "report/reporter.hpp"
-#include "lifecycle/client_peer.hpp"
+#include "lifecycle/peer_maker.hpp"
 
 namespace testio::lifecycle {
 

@@ -26,6 +26,7 @@
 
 #include "config/config.hpp"
 #include "lifecycle/exchange.hpp"
+#include "lifecycle/peer_maker.hpp"
 #include "engines/stream_task.hpp"
 #include "report/reporter.hpp"
 #include "report/test_report.hpp"
@@ -103,10 +104,5 @@ class ClientPeer {
   // peer's single transfer prints the line a raw sink prints).
   virtual report::Reporter& reporter(report::Reporter& given) { return given; }
 };
-
-// Makes the peer of one test. The program chooses the protocol (main.cpp) and hands its maker to
-// run_client(); the peer is made inside the test, so its sockets go before the io_context that
-// runs them.
-using PeerMaker = std::function<std::unique_ptr<ClientPeer>()>;
 
 }  // namespace testio::lifecycle

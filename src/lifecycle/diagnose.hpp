@@ -2,7 +2,7 @@
 #pragma once
 
 #include "config/config.hpp"
-#include "lifecycle/client_peer.hpp"
+#include "lifecycle/peer_maker.hpp"
 #include "report/reporter.hpp"
 
 namespace testio::lifecycle {

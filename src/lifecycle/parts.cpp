@@ -2,6 +2,11 @@
 // streams, latches) and what its start says (StartInfo, a data connection's tuning).
 #include "lifecycle/parts.hpp"
 
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
 #include <tuple>
 
 #include <asio/experimental/awaitable_operators.hpp>
@@ -258,17 +263,22 @@ void check_descriptors(const spec::TestSpec& spec, const workloads::DirectionLay
   if (!shortfall.empty()) throw std::runtime_error(shortfall);
 }
 
-void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket) {
-  asio::ip::tcp::endpoint local = socket.local_endpoint(), remote = socket.remote_endpoint();
+void note_connection(report::StartInfo& start, int fd) {
+  tcp::endpoint local, remote;
+  socklen_t local_size = static_cast<socklen_t>(local.capacity()), remote_size = static_cast<socklen_t>(remote.capacity());
+  if (::getsockname(fd, local.data(), &local_size) != 0 || ::getpeername(fd, remote.data(), &remote_size) != 0)
+    throw std::runtime_error(std::string("a data connection ended as it was set up (") + std::strerror(errno) + ")");
+  local.resize(local_size);
+  remote.resize(remote_size);
   start.connected.push_back({local.address().to_string(), local.port(), remote.address().to_string(), remote.port()});
   if (start.connected.size() != 1) return;
-  net::SocketBuffers granted = net::read_socket_buffers(socket.native_handle());
+  net::SocketBuffers granted = net::read_socket_buffers(fd);
   start.sndbuf_actual = granted.send_granted;
   start.rcvbuf_actual = granted.receive_granted;
-  start.mss = net::read_mss(socket.native_handle());
-  start.no_delay = net::read_no_delay(socket.native_handle());
-  start.fq_rate_bps = net::read_pacing_rate_bps(socket.native_handle());
-  start.bind_device = net::read_bound_device(socket.native_handle());
+  start.mss = net::read_mss(fd);
+  start.no_delay = net::read_no_delay(fd);
+  start.fq_rate_bps = net::read_pacing_rate_bps(fd);
+  start.bind_device = net::read_bound_device(fd);
 }
 
 report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,

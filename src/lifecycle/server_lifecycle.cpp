@@ -186,7 +186,7 @@ void ServerTest::open_part(TestPart& part, ServerPeer& peer, std::vector<std::st
     if (part.before_start()) {
       socket = std::move(*sockets_[part.first + i]);
       peer.tune(*socket, spec, part.layout.sends_on(Side::server, i), warnings);
-      note_connection(part.start, *socket);
+      note_connection(part.start, socket->native_handle());
     }
     part.streams->add(*part.side, i, std::move(socket), {}, {}, id_);
     if (gathers_flows_ && flows_[part.first + i]) {

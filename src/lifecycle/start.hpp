@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <asio/ip/tcp.hpp>
-
 #include "lifecycle/exchange.hpp"
 #include "net/socket_options.hpp"
 #include "report/test_report.hpp"
@@ -36,8 +34,9 @@ std::uint64_t descriptors_needed(const spec::TestSpec& spec, const workloads::Di
 void check_descriptors(const spec::TestSpec& spec, const workloads::DirectionLayout& layout, workloads::Side side,
                        unsigned threads);
 
-// Appends the connection's endpoints; the first connection also gives the socket buffers and MSS.
-void note_connection(report::StartInfo& start, asio::ip::tcp::socket& socket);
+// Appends connected socket `fd`'s endpoints; the first connection also gives the socket buffers
+// and MSS.
+void note_connection(report::StartInfo& start, int fd);
 
 // The start of one direction's report: `start` less the connections of the other direction.
 report::StartInfo direction_start(report::StartInfo start, const std::vector<std::uint32_t>& connections,

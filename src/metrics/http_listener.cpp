@@ -12,6 +12,7 @@
 #include <asio/write.hpp>
 
 namespace testio::metrics {
+
 namespace {
 
 using asio::ip::tcp;
@@ -43,12 +44,7 @@ std::string response_text(const HttpResponse& response, bool head_only) {
   return text;
 }
 
-}  // namespace
-
-HttpResponse plain_response(int status, std::string body) {
-  return {status, "text/plain; charset=utf-8", std::move(body) + "\n"};
-}
-
+// "127.0.0.1:9201", "[::1]:9201" or ":9201" (every address); nullopt when it is none of these.
 std::optional<tcp::endpoint> parse_listen_address(const std::string& text) {
   const std::size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon + 1 == text.size()) return std::nullopt;
@@ -64,6 +60,15 @@ std::optional<tcp::endpoint> parse_listen_address(const std::string& text) {
                                            : asio::ip::make_address(host, ec);
   if (ec) return std::nullopt;
   return tcp::endpoint(address, static_cast<std::uint16_t>(port));
+}
+
+
+}  // namespace
+
+bool is_listen_address(const std::string& text) { return parse_listen_address(text).has_value(); }
+
+HttpResponse plain_response(int status, std::string body) {
+  return {status, "text/plain; charset=utf-8", std::move(body) + "\n"};
 }
 
 HttpListener::HttpListener(asio::io_context& io, const std::string& address, HttpHandler handler,

@@ -26,9 +26,6 @@ HttpResponse plain_response(int status, std::string body);
 
 using HttpHandler = std::function<asio::awaitable<HttpResponse>(const HttpRequest&)>;
 
-// "127.0.0.1:9201", "[::1]:9201" or ":9201" (every address); nullopt when it is none of these.
-std::optional<asio::ip::tcp::endpoint> parse_listen_address(const std::string& text);
-
 class HttpListener {
  public:
   // Listens at once; throws std::runtime_error ("cannot listen for WHAT on ADDRESS: reason").

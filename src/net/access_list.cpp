@@ -1,8 +1,10 @@
 #include "net/access_list.hpp"
 
-#include <array>
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
+
+#include <asio/ip/address.hpp>
 
 namespace testio::net {
 namespace {
@@ -13,10 +15,21 @@ asio::ip::address unmapped(const asio::ip::address& address) {
   return address;
 }
 
-template <std::size_t N>
-bool prefix_matches(const std::array<unsigned char, N>& a, const std::array<unsigned char, N>& b,
+// An address's bytes as a Network holds them: IPv4's 4 first, the rest zero.
+std::array<unsigned char, 16> bytes_of(const asio::ip::address& address) {
+  std::array<unsigned char, 16> bytes{};
+  if (address.is_v4()) {
+    const auto v4 = address.to_v4().to_bytes();
+    std::copy(v4.begin(), v4.end(), bytes.begin());
+  } else {
+    bytes = address.to_v6().to_bytes();
+  }
+  return bytes;
+}
+
+bool prefix_matches(const std::array<unsigned char, 16>& a, const std::array<unsigned char, 16>& b,
                     unsigned prefix) noexcept {
-  for (std::size_t i = 0; i < N && prefix > 0; ++i) {
+  for (std::size_t i = 0; i < a.size() && prefix > 0; ++i) {
     unsigned bits = prefix >= 8 ? 8 : prefix;
     unsigned char mask = static_cast<unsigned char>(0xff << (8 - bits));
     if ((a[i] & mask) != (b[i] & mask)) return false;
@@ -50,7 +63,7 @@ AccessList AccessList::parse(const std::string& text) {
       if (bits.empty() || error != std::errc() || ptr != bits.data() + bits.size() || prefix > max_prefix)
         throw std::invalid_argument("--allow entry '" + entry + "' has a bad prefix length");
     }
-    list.networks_.push_back({base, prefix});
+    list.networks_.push_back({bytes_of(base), base.is_v4(), prefix});
     if (end == text.size()) break;
   }
   return list;
@@ -58,15 +71,11 @@ AccessList AccessList::parse(const std::string& text) {
 
 bool AccessList::allows(const asio::ip::address& peer) const noexcept {
   if (networks_.empty()) return true;
-  asio::ip::address address = unmapped(peer);
-  for (const Network& network : networks_) {
-    if (network.base.is_v4() && address.is_v4()) {
-      if (prefix_matches(network.base.to_v4().to_bytes(), address.to_v4().to_bytes(), network.prefix)) return true;
-    } else if (network.base.is_v6() && address.is_v6()) {
-      if (prefix_matches(network.base.to_v6().to_bytes(), address.to_v6().to_bytes(), network.prefix)) return true;
-    }
-  }
-  return false;
+  const asio::ip::address address = unmapped(peer);
+  const std::array<unsigned char, 16> bytes = bytes_of(address);
+  return std::any_of(networks_.begin(), networks_.end(), [&](const Network& network) {
+    return network.v4 == address.is_v4() && prefix_matches(network.base, bytes, network.prefix);
+  });
 }
 
 }  // namespace testio::net

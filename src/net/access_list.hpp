@@ -1,10 +1,11 @@
 // --allow CIDR[,CIDR...]: which peers the server talks to at all.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
-#include <asio/ip/address.hpp>
+#include "net/asio_fwd.hpp"  // asio::ip::address by name: the command line parses --allow without Asio
 
 namespace testio::net {
 
@@ -21,7 +22,8 @@ class AccessList {
 
  private:
   struct Network {
-    asio::ip::address base;
+    std::array<unsigned char, 16> base;  // an IPv4 network's 4 bytes first
+    bool v4;
     unsigned prefix;
   };
   std::vector<Network> networks_;

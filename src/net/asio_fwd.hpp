@@ -11,6 +11,7 @@ class basic_stream_socket;
 template <typename Protocol, typename Executor>
 class basic_datagram_socket;
 namespace ip {
+class address;
 class tcp;
 class udp;
 template <typename InternetProtocol>
