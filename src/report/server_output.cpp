@@ -3,6 +3,7 @@
 #include <sstream>
 #include <utility>
 
+#include "report/json_reporter.hpp"
 #include "report/text_reporter.hpp"
 
 namespace testio::report {

@@ -6,7 +6,8 @@
 
 #include <string>
 
-#include "report/json_reporter.hpp"
+#include <nlohmann/json_fwd.hpp>
+
 #include "report/reporter.hpp"
 
 namespace testio::report {
@@ -14,7 +15,7 @@ namespace testio::report {
 // The same test told from the server: its intervals and figures as the local side's.
 TestReport seen_by_server(const TestReport& report);
 
-Json server_output_json(const TestReport& report);
+nlohmann::ordered_json server_output_json(const TestReport& report);
 std::string server_output_text(const TestReport& report, const ReporterOptions& options);
 
 }  // namespace testio::report
