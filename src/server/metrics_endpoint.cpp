@@ -10,8 +10,8 @@ namespace testio::server {
 
 std::string Server::metrics_text() const {
   metrics::ServerState state{slots_.taken(), slots_.waiting(), slots_.busy_refusals()};
-  for (const auto& [id, test] : tests_) {
-    auto [received, sent] = test->bytes_so_far();
+  {
+    auto [received, sent] = door_.bytes_so_far();
     state.live_received_bytes += received;
     state.live_sent_bytes += sent;
   }

@@ -17,6 +17,8 @@
 #include "engines/loopback_pairs.hpp"
 #include "lifecycle/client_lifecycle.hpp"
 #include "lifecycle/directions.hpp"
+#include "lifecycle/parts.hpp"
+#include "lifecycle/server_lifecycle.hpp"
 #include "protocols/testio/client_peer.hpp"
 #include "server/server.hpp"
 #include "workloads/registry.hpp"

@@ -1,12 +1,12 @@
 // What a server takes from a client: the request's frame (control::parse_test_request) and then
-// every rule and cap of the test it asks for (server::check_request, which is workloads::check,
+// every rule and cap of the test it asks for (control::check_request, which is workloads::check,
 // the same function the client's command line runs before it connects).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "protocols/testio/protocol.hpp"
 #include "net/nic_counters.hpp"
-#include "server/server.hpp"
+#include "protocols/testio/door.hpp"
 #include "workloads/part.hpp"
 #include "workloads/rr/rr.hpp"
 #include "workloads/transfers/transfers.hpp"
@@ -27,7 +27,7 @@ nlohmann::json valid_request() {
 // The request as the server would take it; throws ProtocolError when it would refuse it.
 control::TestRequest taken(const nlohmann::json& message) {
   control::TestRequest request = control::parse_test_request(message);
-  check_request(request.spec, limits);
+  control::check_request(request.spec, limits);
   return request;
 }
 
