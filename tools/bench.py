@@ -220,7 +220,10 @@ def main():
                         help="--peers: neper's tcp_stream (default $TESTIO_BENCH_NEPER)")
     parser.add_argument("--call-size", default="1M", help="--peers: the call size all tools use in part (b)")
     parser.add_argument("--paced", default="8x1.25G",
-                        help="--peers: connections x bits/s each for the CPU per GB of part (c)")
+                        help="--peers: connections x bits/s each for the CPU per GB of parts (c) and (d)")
+    parser.add_argument("--parts", default="abcd",
+                        help="--peers: which parts to run: (a) defaults, (b) one call size, (c) CPU per GB, "
+                        "(d) the receive path per engine and receive mode")
     args = parser.parse_args()
     if args.repeat < 1 or args.repeat > 20 or args.seconds < 1 or args.seconds > 60:
         parser.error("--repeat must be 1..20 and --seconds 1..60")

@@ -57,20 +57,26 @@ def refusal(binary, *options):
     return done.stderr.strip().removeprefix("testio: ") if done.returncode == 2 else None
 
 
+def runnable_paths(binary, said="#"):
+    """Every (engine, receive mode) testio runs; each it refuses is said on stderr with its reason."""
+    combos = []
+    for engine in ENGINES:
+        for mode in RECV_MODES:
+            why = refusal(binary, "--engine", engine, "--recv-mode", mode)
+            if why:
+                print(f"{said} {engine} + {mode}: refused ({why})", file=sys.stderr, flush=True)
+            else:
+                combos.append((engine, mode))
+    return combos
+
+
 def io_path_table(args):
     """testio alone: each engine with each receive mode, every connection paced so the total is
     --rate, in rotating order. At an equal rate the CPU-seconds per GB of each side compare the
     I/O paths (recv vs recv_into, blocking threads vs event loops vs io_uring) fairly; the calls
     and bytes per call show how each moved the data."""
     total_bps = parse_rate(args.rate)
-    combos = []
-    for engine in ENGINES:
-        for mode in RECV_MODES:
-            why = refusal(args.testio, "--engine", engine, "--recv-mode", mode)
-            if why:
-                print(f"# {engine} + {mode}: refused ({why})", file=sys.stderr, flush=True)
-            else:
-                combos.append((engine, mode))
+    combos = runnable_paths(args.testio)
     server = Tool("testio", [args.testio, "-s", "-B", "127.0.0.1", "-p", "PORT"], None)
     rows = []
     server.start()

@@ -9,6 +9,10 @@ spread (min-max) and testio's ratio to each peer:
   (b) every tool at one call size (--call-size, 1 MiB: the largest iperf3 accepts)
   (c) CPU-seconds per GB at a paced load (--paced, 8 x 1.25 Gbit/s): both processes, and the
       receiver alone
+  (d) the receive path alone at that paced load: the receiver's CPU-seconds per GB for each of
+      testio's engines with each receive mode it runs, against each iperf3's receiver
+
+--parts picks some of them (default abcd).
 
 Every sample is a fresh server and a client. Each process's CPU (user + system, every thread) is
 read from /proc/PID/stat once it has exited and before it is reaped, so nothing it spent is
@@ -36,6 +40,7 @@ import time
 from collections import namedtuple
 
 from bench import emit, free_port, parse_iperf3, parse_testio, server_cpu_seconds, wait_listening
+from bench_paths import runnable_paths
 from bench_clients import stop
 from bench_paths import parse_rate
 
@@ -380,6 +385,39 @@ def cpu_table(peers, samples, load, args):
     say_failures(failures(samples))
 
 
+def receive_paths(args, peers):
+    """(d)'s receivers: testio with each engine and each receive mode it does not refuse (the
+    client's --engine runs on both sides, so the paced sender is that engine's too), then every
+    iperf3 of the run (their receiver is iperf3's one way to read)."""
+    variants = [testio_peer(args.testio, f"testio {engine} {mode}", "--engine", engine, "--recv-mode", mode)
+                for engine, mode in runnable_paths(args.testio, "# (d) testio")]
+    return variants + [peer for peer in peers if peer.name.startswith("iperf3")]
+
+
+def receive_path_table(receivers, samples, load, args):
+    """(d): each receiver's CPU-seconds per GB, and its ratio to each iperf3's receiver."""
+    def per_gb(s):
+        gigabytes = s[0] * load.seconds / 8
+        return s[2] / gigabytes if gigabytes else None
+    iperf3s = [peer.name for peer in receivers if peer.name.startswith("iperf3") and peer.name in samples]
+    print(f"\n(d) the receive path at {load.connections} x {load.rate / 1e9:g} Gbit/s paced: the receiver's "
+          f"CPU-s per GB, median (min-max) of {of_rounds(args)}")
+    header = ["receiver", "Gbit/s", "receiver CPU-s/GB"] + [f"/ {name}" for name in iperf3s]
+    table = []
+    for peer in receivers:
+        got = samples.get(peer.name)
+        if got is None:
+            continue
+        cost = [per_gb(s) if s else None for s in got]
+        row = [peer.name, spread([s[0] if s else None for s in got], "{:.2f}"), spread(cost, "{:.3f}")]
+        for name in iperf3s:
+            row.append("" if name == peer.name else
+                       ratio(cost, [per_gb(s) if s else None for s in samples[name]]))
+        table.append(row)
+    emit(header, table, args.markdown)
+    say_failures(failures(samples))
+
+
 def parse_size(text):
     """'1M', '128K', '1048576': bytes, binary multiples (as -l takes them in all four tools)."""
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -405,8 +443,13 @@ def peers_table(args):
             max(connections) > 1024 or min(connections) < 1:
         sys.exit("bench --peers: --call-size 1K..1M (iperf3's largest), --paced N x RATE with N 1..128 and RATE "
                  "at least 1M, --connections 1..1024")
-    runs = len(peers) * args.repeat * (2 * len(connections) + 1)
-    print(f"# {len(peers)} tools, {runs} runs of {args.seconds} s: about {runs * (args.seconds + 1) / 60:.0f} min",
+    parts = set(args.parts)
+    if not parts or not parts <= set("abcd"):
+        sys.exit(f"bench --peers: --parts {args.parts}: letters of abcd, e.g. --parts d")
+    receivers = receive_paths(args, peers) if "d" in parts else []
+    runs = args.repeat * (len(peers) * (len(connections) * len(parts & set("ab")) + ("c" in parts)) +
+                          len(receivers))
+    print(f"# {runs} runs of {args.seconds} s: about {runs * (args.seconds + 1) / 60:.0f} min",
           file=sys.stderr, flush=True)
 
     def interrupted(signum, _frame):
@@ -415,10 +458,12 @@ def peers_table(args):
     processes = Processes()
     try:
         defaults = [(n, rounds(processes, peers, Load(n, args.seconds, None, None), args.repeat))
-                    for n in connections]
-        sized = [(n, rounds(processes, peers, Load(n, args.seconds, size, None), args.repeat)) for n in connections]
+                    for n in connections] if "a" in parts else []
+        sized = [(n, rounds(processes, peers, Load(n, args.seconds, size, None), args.repeat))
+                 for n in connections] if "b" in parts else []
         paced = Load(paced_count, args.seconds, None, paced_rate)
-        cpu = rounds(processes, peers, paced, args.repeat)
+        cpu = rounds(processes, peers, paced, args.repeat) if "c" in parts else {}
+        received = rounds(processes, receivers, paced, args.repeat) if receivers else {}
     except KeyboardInterrupt:
         sys.exit("bench --peers: interrupted; every process it started is stopped")
     finally:
@@ -430,9 +475,15 @@ def peers_table(args):
         print(f"  {peer.name:<24} {peer.path}")
     if missing:
         print(f"  not given, so not run: {', '.join(missing)} (or TESTIO_BENCH_IPERF3, _IPERF2, _NEPER)")
-    rate_tables("(a) each tool at its defaults", peers, defaults, lambda peer: peer.default_size, args)
-    rate_tables(f"(b) one call size for all, {size_text(size)}", peers, sized, lambda peer: size_text(size), args)
-    cpu_table(peers, cpu, paced, args)
+    if defaults:
+        rate_tables("(a) each tool at its defaults", peers, defaults, lambda peer: peer.default_size, args)
+    if sized:
+        rate_tables(f"(b) one call size for all, {size_text(size)}", peers, sized, lambda peer: size_text(size),
+                    args)
+    if cpu:
+        cpu_table(peers, cpu, paced, args)
+    if received:
+        receive_path_table(receivers, received, paced, args)
     print("""
 Call size: testio -l (the client's, which the server reads with too); iperf3 -l (the client's,
 sent to the server); iperf 2 -l on both sides (each reads or writes its own); neper -B on both
@@ -441,4 +492,5 @@ one in all; iperf 2 one a connection; neper -T min(connections, cores) a side (i
 is 1). Pacing in (c): testio, iperf3 and iperf 2 -b (in the application, per connection); neper
 -m (SO_MAX_PACING_RATE: the kernel paces). Gbit/s is the receiver's; CPU is user + system of
 every thread from /proc/PID/stat at exit, over GB = Gbit/s x seconds / 8; the receiver is the
-server in every tool.""")
+server in every tool. In (d) testio's --engine runs on both sides (the paced sender too) and
+--recv-mode on the receiver; iperf3 reads with read() into one buffer a stream.""")
