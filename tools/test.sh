@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, then
-#   1. the release build (every target, warnings as errors); then, with the machine to itself,
-#      the testbed's accuracy suite (root with ip netns, else it skips: it measures rates against
-#      tbf-limited links) and the Debian package (built, installed with dpkg -i, run, removed);
+#   1. the release build (every target, warnings as errors); then the testbed's suites (root with
+#      ip netns, else they skip: they measure rates against tbf-limited links): with the machine to
+#      itself the verdicts' built causes (some are CPU limits) and the accuracy at up to 2 x 1 Gbit/s,
+#      then, beside the ASan build at the lowest priority, the suites whose rates are slow links'
+#      (compare, mesh fabric, latency, MPTCP: at most 300 Mbit/s) and the Debian package (built,
+#      installed with dpkg -i, run, removed);
 #   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...);
 #   3. every suite but the testbed, testio plot's ('pictures': Python drawing reports the other
 #      suites make and check) and the checks of the sources themselves ('sources': function sizes
@@ -15,7 +18,7 @@
 # The builds a later step needs compile beside the steps before it, at the lowest CPU priority:
 # the suites wait on sockets and child processes more than they compute (the release suites keep
 # about one core of two busy), so a build takes what they leave idle and they keep the CPU they
-# ask for. The one suite that measures rates, the testbed's, runs with nothing beside it.
+# ask for. The testbed's CPU-sensitive suites run with nothing beside them.
 # Ends with one line "N passed, N failed" counted over individual test cases of every step.
 # TESTIO_QUICK=1 runs step 1 and 2 only.
 set -uo pipefail
@@ -183,13 +186,34 @@ else
   status=1
 fi
 
-if [ $release_built = 1 ]; then
-  step "testbed (alone) and the Debian package" eval 'run_suites build-test testbed --suite testbed; package_check'
-fi
-
+# The testbed suites by name: the verdicts (a CPU-limited sender among their causes) and the
+# accuracy runs at 1 Gbit/s and more need the machine to themselves; the rest hold rates to at
+# most 300 Mbit/s (the mesh's unlimited links only to "not that slow"), which a build at nice 19
+# beside them cannot move.
+testbed_alone=(diagnosis_testbed testbed)
+testbed_paced=(compare_testbed mesh_fabric latency_testbed mptcp_testbed)
+# testbed_split_is_whole: every test of the testbed suite is in one of the two lists above.
+testbed_split_is_whole() {
+  local name missing=()
+  while read -r name; do
+    [[ " ${testbed_alone[*]} ${testbed_paced[*]} " == *" $name "* ]] || missing+=("$name")
+  done < <(meson test -C build-test --list --suite testbed 2>/dev/null | sed -n 's|^testio:testbed / ||p')
+  [ ${#missing[@]} = 0 ] && return 0
+  echo "tools/test.sh: testbed test(s) ${missing[*]} are in neither testbed_alone nor testbed_paced: add each to one"
+  extra_failed=$((extra_failed + 1))
+  status=1
+}
 quick=${TESTIO_QUICK:-0}
+if [ $release_built = 1 ]; then
+  testbed_split_is_whole
+  step "testbed: verdicts and accuracy (alone)" run_suites build-test testbed-alone "${testbed_alone[@]}"
+fi
 [ "$quick" = 1 ] || build_aside build-asan build_fuzz_then_asan
 asan_build=${aside:-}
+if [ $release_built = 1 ]; then
+  step "testbed: paced suites and the Debian package" \
+    eval 'run_suites build-test testbed-paced "${testbed_paced[@]}"; package_check'
+fi
 if [ $release_built = 1 ]; then
   step "release build: every other suite" run_suites build-test testlog --no-suite testbed
 fi
