@@ -18,7 +18,7 @@
 #include "lifecycle/deadline.hpp"
 #include "net/mptcp.hpp"
 #include "net/socket_options.hpp"
-#include "protocols/testio/framing.hpp"
+#include "protocols/testio/protocol.hpp"
 #include "server/listen.hpp"
 #include "util/log.hpp"
 
@@ -126,7 +126,7 @@ bool Server::admit_at_the_door(tcp::socket& socket, const tcp::endpoint& peer) {
 void Server::answer_at_the_door(tcp::socket& socket, const std::string& refusal) noexcept {
   // One short frame, written without waiting (it fits any empty socket buffer), then the close:
   // a refused connection costs this server nothing more.
-  const std::string frame = control::encode_frame(control::error_message(refusal, "refused"));
+  const std::string frame = control::error_frame(refusal, "refused");
   asio::error_code ignored;
   socket.non_blocking(true, ignored);
   socket.send(asio::buffer(frame), 0, ignored);

@@ -724,6 +724,10 @@ std::string encode_frame(const nlohmann::json& message) {
   return frame;
 }
 
+std::string error_frame(const std::string& message, const std::string& code) {
+  return encode_frame(error_message(message, code));
+}
+
 DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body) noexcept {
   DecodedFrame result;
   if (input.size() < kFrameHeaderBytes) return result;

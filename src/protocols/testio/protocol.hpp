@@ -123,6 +123,9 @@ std::optional<std::uint32_t> queued_ahead(const nlohmann::json& message);
 nlohmann::json alive_message();
 bool is_alive(const nlohmann::json& message) noexcept;
 nlohmann::json error_message(const std::string& message, const std::string& code);
+// error_message() as a whole frame, ready to write: what the server sends a connection it refuses
+// at the door, which then needs neither json.hpp nor the framing.
+std::string error_frame(const std::string& message, const std::string& code);
 
 // Each parser checks the type field (turning an error frame into PeerError), the JSON types and
 // every number against `limits`; anything wrong is a ProtocolError naming the field. A request's
