@@ -40,9 +40,8 @@ import time
 from collections import namedtuple
 
 from bench import emit, free_port, parse_iperf3, parse_testio, server_cpu_seconds, wait_listening
-from bench_paths import runnable_paths
 from bench_clients import stop
-from bench_paths import parse_rate
+from bench_paths import parse_rate, runnable_paths
 
 GRACE = 30  # seconds a client may run past -t
 SERVER_GRACE = 15  # seconds a server may take to exit after its client
