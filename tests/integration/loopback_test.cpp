@@ -158,21 +158,24 @@ TEST(Loopback, IPv6) {
 
 TEST(Loopback, ABusyServerQueuesASecondClientOrSaysBusyToOneThatWillNotWait) {
   Server server;
-  // Long enough to outlast the two clients below starting and ending (a sanitized testio takes
-  // most of a second only to start): with -t 3 the first test had ended before the third
-  // client asked, 2 runs in 2 under ASan.
-  ChildProcess first(client(server, {"2", "-t", "8"}));
+  // The first test runs until this test stops it, so the clients below find the server busy
+  // however slowly they start: with -t 8 instead, a loaded ASan run once started the queued
+  // client after the first test had ended.
+  ChildProcess first(client(server, {"2", "-t", "120"}));
   ASSERT_TRUE(server.process().wait_for_err("test #1 from", 10s));
   Result impatient = run(client(server, {"1", "-t", "1", "--max-wait", "0"}));
   EXPECT_EQ(impatient.code, 1);
   EXPECT_NE(impatient.err.find("busy"), std::string::npos) << impatient.err;
   EXPECT_NE(impatient.err.find("--max-wait"), std::string::npos) << impatient.err;
-  Result queued = run(client(server, {"1", "-t", "1"}));
-  EXPECT_EQ(queued.code, 0) << queued.err;
-  EXPECT_NE(queued.err.find("waiting for the server: 1 test ahead"), std::string::npos) << queued.err;
-  std::optional<int> code = first.wait(30s);
-  ASSERT_TRUE(code.has_value());
-  EXPECT_EQ(*code, 0) << first.err();
+  ChildProcess queued(client(server, {"1", "-t", "1"}));
+  EXPECT_TRUE(queued.wait_for_err("waiting for the server: 1 test ahead", 60s)) << queued.err();
+  first.signal(SIGINT);  // ends the first test early (exit 1), and the queued one starts
+  std::optional<int> first_code = first.wait(30s);
+  ASSERT_TRUE(first_code.has_value());
+  EXPECT_EQ(*first_code, 1) << first.err();
+  std::optional<int> queued_code = queued.wait(60s);
+  ASSERT_TRUE(queued_code.has_value());
+  EXPECT_EQ(*queued_code, 0) << queued.err();
 }
 
 TEST(Loopback, ClientKilledMidTestThenANewTestSucceeds) {
