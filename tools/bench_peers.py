@@ -356,11 +356,17 @@ def rate_tables(title, peers, per_count, size_of, args):
     say_failures(sum(failures(samples) for _, samples in per_count))
 
 
-def cpu_table(peers, samples, load, args):
-    """(c): each tool's Gbit/s and CPU-seconds per GB, both processes and the receiver alone."""
-    def per_gb(s, both):
+def cpu_per_gb(samples, load, both):
+    """Each sample's CPU-seconds per GB (None for a failed one): both processes', or the receiver's
+    (the server's) alone."""
+    def per_gb(s):
         gigabytes = s[0] * load.seconds / 8
         return ((s[1] + s[2]) if both else s[2]) / gigabytes if gigabytes else None
+    return [per_gb(s) if s else None for s in samples]
+
+
+def cpu_table(peers, samples, load, args):
+    """(c): each tool's Gbit/s and CPU-seconds per GB, both processes and the receiver alone."""
     print(f"\n(c) CPU per GB at {load.connections} x {load.rate / 1e9:g} Gbit/s paced, each tool's own call size: "
           f"median (min-max) of {of_rounds(args)}")
     header = ["tool", "Gbit/s", "both CPU-s/GB", "receiver CPU-s/GB", "testio / tool both", "testio / tool receiver"]
@@ -370,15 +376,13 @@ def cpu_table(peers, samples, load, args):
         got = samples.get(peer.name)
         if got is None:
             continue
-        both = [per_gb(s, True) if s else None for s in got]
-        receiver = [per_gb(s, False) if s else None for s in got]
+        both, receiver = cpu_per_gb(got, load, True), cpu_per_gb(got, load, False)
         row = [peer.name, spread([s[0] if s else None for s in got], "{:.2f}"), spread(both, "{:.3f}"),
                spread(receiver, "{:.3f}")]
         if peer.name.startswith("testio"):
             row += ["", ""]
         else:
-            row += [ratio([per_gb(s, True) if s else None for s in mine], both),
-                    ratio([per_gb(s, False) if s else None for s in mine], receiver)]
+            row += [ratio(cpu_per_gb(mine, load, True), both), ratio(cpu_per_gb(mine, load, False), receiver)]
         table.append(row)
     emit(header, table, args.markdown)
     say_failures(failures(samples))
@@ -395,9 +399,6 @@ def receive_paths(args, peers):
 
 def receive_path_table(receivers, samples, load, args):
     """(d): each receiver's CPU-seconds per GB, and its ratio to each iperf3's receiver."""
-    def per_gb(s):
-        gigabytes = s[0] * load.seconds / 8
-        return s[2] / gigabytes if gigabytes else None
     iperf3s = [peer.name for peer in receivers if peer.name.startswith("iperf3") and peer.name in samples]
     print(f"\n(d) the receive path at {load.connections} x {load.rate / 1e9:g} Gbit/s paced: the receiver's "
           f"CPU-s per GB, median (min-max) of {of_rounds(args)}")
@@ -407,11 +408,10 @@ def receive_path_table(receivers, samples, load, args):
         got = samples.get(peer.name)
         if got is None:
             continue
-        cost = [per_gb(s) if s else None for s in got]
+        cost = cpu_per_gb(got, load, False)
         row = [peer.name, spread([s[0] if s else None for s in got], "{:.2f}"), spread(cost, "{:.3f}")]
         for name in iperf3s:
-            row.append("" if name == peer.name else
-                       ratio(cost, [per_gb(s) if s else None for s in samples[name]]))
+            row.append("" if name == peer.name else ratio(cost, cpu_per_gb(samples[name], load, False)))
         table.append(row)
     emit(header, table, args.markdown)
     say_failures(failures(samples))

@@ -3,9 +3,9 @@
 #   1. the release build (every target, warnings as errors); then the testbed's suites (root with
 #      ip netns, else they skip: they measure rates against tbf-limited links): with the machine to
 #      itself the verdicts' built causes (some are CPU limits), the accuracy at up to 2 x 1 Gbit/s
-#      and the latency probes (idle round trips to a tenth of a millisecond), then, beside the ASan
-#      build at the lowest priority, the suites that hold rates of at most 300 Mbit/s (compare,
-#      mesh fabric, MPTCP) and the Debian package (built, installed with dpkg -i, run, removed);
+#      and the latency probes (idle round trips checked to 0.2 ms), then, beside the ASan build at
+#      the lowest priority, suite 'testbed_paced' (compare, mesh fabric, MPTCP: rates of at most
+#      300 Mbit/s) and the Debian package (built, installed with dpkg -i, run, removed);
 #   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...);
 #   3. every suite but the testbed, testio plot's ('pictures': Python drawing reports the other
 #      suites make and check) and the checks of the sources themselves ('sources': function sizes
@@ -186,44 +186,18 @@ else
   status=1
 fi
 
-# The testbed suites by name: the verdicts (a CPU-limited sender among their causes), the accuracy
-# runs at 1 Gbit/s and more and the latency probes (idle round trips checked to 0.2 ms) need the
-# machine to themselves; the rest hold rates of at most 300 Mbit/s (the mesh's unlimited links
-# only to more than 900 Mbit/s, a fraction of what veth carries), which a build at nice 19 beside
-# them cannot move.
-testbed_alone=(diagnosis_testbed testbed latency_testbed)
-testbed_paced=(compare_testbed mesh_fabric mptcp_testbed)
-# testbed_split_is_whole: every test of the testbed suite is in one of the two lists above
-# (meson lists each as "testio:SUITE[+SUITE...] / NAME").
-testbed_split_is_whole() {
-  local name listed=0 missing=()
-  while read -r name; do
-    listed=$((listed + 1))
-    [[ " ${testbed_alone[*]} ${testbed_paced[*]} " == *" $name "* ]] || missing+=("$name")
-  done < <(meson test -C build-test --list --suite testbed 2>/dev/null | sed -n 's|^testio:[^ ]* / ||p')
-  if [ $listed -gt 0 ] && [ ${#missing[@]} = 0 ]; then
-    return 0
-  fi
-  if [ $listed = 0 ]; then
-    echo "tools/test.sh: meson listed no test of the testbed suite, so its split cannot be checked"
-  else
-    echo "tools/test.sh: testbed test(s) ${missing[*]} are in neither testbed_alone nor testbed_paced: add each to one"
-  fi
-  extra_failed=$((extra_failed + 1))
-  status=1
-}
 quick=${TESTIO_QUICK:-0}
+# The testbed: its CPU-sensitive suites alone, then those of suite 'testbed_paced' (rates of at
+# most 300 Mbit/s: tests/meson.build) beside the ASan build.
 if [ $release_built = 1 ]; then
-  testbed_split_is_whole
-  step "testbed: verdicts and accuracy (alone)" run_suites build-test testbed-alone "${testbed_alone[@]}"
+  step "testbed: verdicts, accuracy, latency (alone)" \
+    run_suites build-test testbed-alone --suite testbed --no-suite testbed_paced
 fi
 [ "$quick" = 1 ] || build_aside build-asan build_fuzz_then_asan
 asan_build=${aside:-}
 if [ $release_built = 1 ]; then
   step "testbed: paced suites and the Debian package" \
-    eval 'run_suites build-test testbed-paced "${testbed_paced[@]}"; package_check'
-fi
-if [ $release_built = 1 ]; then
+    eval 'run_suites build-test testbed-paced --suite testbed_paced; package_check'
   step "release build: every other suite" run_suites build-test testlog --no-suite testbed
 fi
 
