@@ -2,18 +2,14 @@
 
 #include <stdexcept>
 
+#include <asio/ip/tcp.hpp>
+
 #include "engines/asio_bulk.hpp"
 #include "engines/threads_bulk.hpp"
 #include "engines/uring_bulk.hpp"
 
 namespace testio::engines {
 namespace {
-
-// The worker's io_uring loop, made with its first uring stream (only this engine sets a loop).
-UringLoop& uring_loop_of(Worker& worker) {
-  if (!worker.loop()) worker.set_loop(std::make_unique<UringLoop>());
-  return static_cast<UringLoop&>(*worker.loop());
-}
 
 SenderParts sender_parts(stats::StreamCounters& counters, SenderSpec& spec, StreamDone done) {
   SendCursor cursor(spec.payload_size, spec.chunk, spec.quota);
@@ -38,13 +34,13 @@ std::unique_ptr<StreamTask> make_sender(Worker& worker, spec::Engine engine, asi
   SenderParts parts = sender_parts(counters, spec, std::move(done));
   switch (engine) {
     case spec::Engine::threads:
-      return std::make_unique<BlockingSender>(std::move(socket), std::move(parts), worker.signals());
+      return make_blocking_sender(std::move(socket), std::move(parts), worker.signals());
     case spec::Engine::uring:
-      return std::make_unique<UringSender>(std::move(socket), std::move(parts), uring_loop_of(worker));
+      return make_uring_sender(std::move(socket), std::move(parts), worker);
     case spec::Engine::asio:
       break;
   }
-  return std::make_unique<TcpSender>(std::move(socket), std::move(parts));
+  return make_asio_sender(std::move(socket), std::move(parts));
 }
 
 std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, asio::ip::tcp::socket socket,
@@ -52,13 +48,13 @@ std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, a
   ReceiverParts parts = receiver_parts(worker, counters, spec, std::move(done));
   switch (engine) {
     case spec::Engine::threads:
-      return std::make_unique<BlockingReceiver>(std::move(socket), std::move(parts), worker.signals());
+      return make_blocking_receiver(std::move(socket), std::move(parts), worker.signals());
     case spec::Engine::uring:
-      return std::make_unique<UringReceiver>(std::move(socket), std::move(parts), uring_loop_of(worker));
+      return make_uring_receiver(std::move(socket), std::move(parts), worker);
     case spec::Engine::asio:
       break;
   }
-  return std::make_unique<TcpReceiver>(std::move(socket), std::move(parts));
+  return make_asio_receiver(std::move(socket), std::move(parts));
 }
 
 std::string unusable_reason(spec::Engine engine, bool zerocopy_sends) {

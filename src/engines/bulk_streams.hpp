@@ -8,8 +8,7 @@
 #include <optional>
 #include <string>
 
-#include <asio/ip/tcp.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "engines/stream_parts.hpp"
 #include "engines/worker.hpp"
 #include "spec/test_spec.hpp"
@@ -41,9 +40,9 @@ struct ReceiverSpec {
 };
 
 // The stream for `socket`, which belongs to `worker`'s io_context; the caller adds it to `worker`.
-std::unique_ptr<StreamTask> make_sender(Worker& worker, spec::Engine engine, asio::ip::tcp::socket socket,
+std::unique_ptr<StreamTask> make_sender(Worker& worker, spec::Engine engine, net::TcpSocket socket,
                                         stats::StreamCounters& counters, SenderSpec spec, StreamDone done);
-std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, asio::ip::tcp::socket socket,
+std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, net::TcpSocket socket,
                                           stats::StreamCounters& counters, ReceiverSpec spec, StreamDone done);
 
 // Empty when `engine` can run here (with zero-copy sends when `zerocopy_sends`); otherwise why not,

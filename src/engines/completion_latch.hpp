@@ -6,27 +6,25 @@
 #include <chrono>
 #include <memory>
 
-#include <asio/any_io_executor.hpp>
-#include <asio/awaitable.hpp>
-#include <asio/steady_timer.hpp>
+#include "net/asio_fwd.hpp"
 
 namespace testio::engines {
 
 class CompletionLatch : public std::enable_shared_from_this<CompletionLatch> {
  public:
-  CompletionLatch(asio::any_io_executor control, std::size_t count)
-      : remaining_(count), timer_(control), reached_(count == 0) {}
+  CompletionLatch(const asio::any_io_executor& control, std::size_t count);
+  ~CompletionLatch();
 
   void count_down() noexcept;
 
   // True when the count reached zero, false when `limit` passed first or the wait was cancelled.
-  asio::awaitable<bool> wait(std::chrono::steady_clock::duration limit);
+  net::Awaitable<bool> wait(std::chrono::steady_clock::duration limit);
 
   std::size_t remaining() const noexcept { return remaining_.load(std::memory_order_acquire); }
 
  private:
   std::atomic<std::size_t> remaining_;
-  asio::steady_timer timer_;
+  std::unique_ptr<net::SteadyTimer> timer_;  // on the control thread's executor
   bool reached_;  // control thread only
 };
 

@@ -32,9 +32,9 @@ util::UniqueFd open_send_file(const std::string& file, std::size_t block, bool r
   return memfd;
 }
 
-bool enable_zerocopy(asio::ip::tcp::socket& socket) noexcept {
+bool enable_zerocopy(int socket) noexcept {
   int on = 1;
-  return ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0;
+  return ::setsockopt(socket, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0;
 }
 
 }  // namespace testio::engines

@@ -5,8 +5,6 @@
 #include <cstddef>
 #include <string>
 
-#include <asio/ip/tcp.hpp>
-
 #include "util/unique_fd.hpp"
 
 namespace testio::engines {
@@ -15,7 +13,8 @@ namespace testio::engines {
 // generated block of `block` bytes (the same bytes the other modes send). Throws with one sentence.
 util::UniqueFd open_send_file(const std::string& file, std::size_t block, bool repeating_digits = false);
 
-// --send-mode zerocopy needs SO_ZEROCOPY on each socket; false (errno set) when the kernel refuses.
-bool enable_zerocopy(asio::ip::tcp::socket& socket) noexcept;
+// --send-mode zerocopy needs SO_ZEROCOPY on each socket (its descriptor); false (errno set) when the
+// kernel refuses.
+bool enable_zerocopy(int socket) noexcept;
 
 }  // namespace testio::engines

@@ -9,10 +9,46 @@
 #include <cerrno>
 #include <thread>
 
+#include <asio/ip/tcp.hpp>
+
 #include "engines/blocking_socket.hpp"
 #include "engines/zerocopy_completions.hpp"
 
 namespace testio::engines {
+
+class BlockingSender final : public StreamTask {
+ public:
+  // `signals` are the worker's, which the loop checks between calls.
+  BlockingSender(asio::ip::tcp::socket socket, SenderParts parts, const BlockingSignals& signals);
+
+  // Runs the whole send loop, then returns.
+  void begin(const TestClock& clock) override;
+  void close() noexcept override;
+
+ private:
+  // Bytes the kernel took, or -1 with errno set.
+  ssize_t send_next(int fd, std::size_t size) noexcept;
+  // False when the loop should stop: the window ended or the worker is aborting.
+  bool wait_for_pace(const TestClock& clock) const;
+
+  asio::ip::tcp::socket socket_;
+  SenderParts parts_;
+  const BlockingSignals& signals_;
+};
+
+class BlockingReceiver final : public StreamTask {
+ public:
+  BlockingReceiver(asio::ip::tcp::socket socket, ReceiverParts parts, const BlockingSignals& signals);
+
+  // Reads to EOF (or until the worker aborts), then returns.
+  void begin(const TestClock& clock) override;
+  void close() noexcept override;
+
+ private:
+  asio::ip::tcp::socket socket_;
+  ReceiverParts parts_;
+  const BlockingSignals& signals_;
+};
 
 BlockingSender::BlockingSender(asio::ip::tcp::socket socket, SenderParts parts, const BlockingSignals& signals)
     : socket_(std::move(socket)), parts_(std::move(parts)), signals_(signals) {}
@@ -140,6 +176,16 @@ void set_send_limit(int fd, std::chrono::microseconds limit) noexcept {
 
 bool timed_out(ssize_t result) noexcept {
   return result < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+}
+
+std::unique_ptr<StreamTask> make_blocking_sender(asio::ip::tcp::socket socket, SenderParts parts,
+                                                 const BlockingSignals& signals) {
+  return std::make_unique<BlockingSender>(std::move(socket), std::move(parts), signals);
+}
+
+std::unique_ptr<StreamTask> make_blocking_receiver(asio::ip::tcp::socket socket, ReceiverParts parts,
+                                                   const BlockingSignals& signals) {
+  return std::make_unique<BlockingReceiver>(std::move(socket), std::move(parts), signals);
 }
 
 }  // namespace testio::engines

@@ -18,12 +18,79 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <asio/ip/tcp.hpp>
+
 #include "util/log.hpp"
 
 #include "engines/blocking_socket.hpp"
 #include "engines/uring_bulk.hpp"
+#include "engines/worker.hpp"
 
 namespace testio::engines {
+
+class UringSender final : public StreamTask, public UringStream {
+ public:
+  // `parts.source.mode` is send or zerocopy (sendfile is refused with this engine). Registers
+  // with `loop`, which starts it.
+  UringSender(asio::ip::tcp::socket socket, SenderParts parts, UringLoop& loop);
+
+  void begin(const TestClock&) override {}  // the loop starts it, after every stream's begin()
+  void close() noexcept override;
+
+  void start(const TestClock& clock) override;
+  void complete(const io_uring_cqe& completion) override;
+  void window_ended() override;
+  void abort() override;
+  void resume() override {
+    if (!finished_) send_next();  // it may have ended while paused
+  }
+
+ private:
+  void send_next();
+  void finish(bool failed);
+
+  asio::ip::tcp::socket socket_;
+  SenderParts parts_;
+  UringLoop& loop_;
+  TestClock clock_;
+  std::size_t queued_size_ = 0;   // what the queued send asked for
+  bool socket_was_full_ = false;  // the last send was short
+  bool sending_ = false;  // a send is queued (otherwise, before the end, it is paused for its pace)
+  bool window_over_ = false;
+  bool aborting_ = false;
+  bool finished_ = false;
+};
+
+// recv_into into the worker's buffer (which nothing reads) keeps one multishot receive queued for
+// the whole test, into the worker's provided-buffer ring (UringLoop::multishot_receives says when
+// the kernel can); every other receive mode, and an older kernel, queues one receive per completion.
+class UringReceiver final : public StreamTask, public UringStream {
+ public:
+  UringReceiver(asio::ip::tcp::socket socket, ReceiverParts parts, UringLoop& loop);
+
+  void begin(const TestClock&) override {}
+  void close() noexcept override;
+
+  void start(const TestClock& clock) override;
+  void complete(const io_uring_cqe& completion) override;
+  void abort() override;
+
+ private:
+  void receive_next();
+  void receive_many();
+  void complete_many(const io_uring_cqe& completion);
+  void finish(bool failed);
+
+  asio::ip::tcp::socket socket_;
+  ReceiverParts parts_;
+  UringLoop& loop_;
+  TestClock clock_;
+  ProvidedBuffers* buffers_ = nullptr;  // the loop's, while receiving multishot
+  bool received_multishot_ = false;      // the queued multishot receive has brought bytes
+  bool receiving_ = false;
+  bool aborting_ = false;
+  bool finished_ = false;
+};
 namespace {
 
 // Room for every stream's operation and a cancel beside it, up to 2,048 streams a worker, and a
@@ -426,6 +493,24 @@ void UringReceiver::finish(bool failed) {
 void UringReceiver::close() noexcept {
   asio::error_code ignored;
   socket_.close(ignored);
+}
+
+namespace {
+
+// The worker's io_uring loop, made with its first uring stream (only this engine sets a loop).
+UringLoop& uring_loop_of(Worker& worker) {
+  if (!worker.loop()) worker.set_loop(std::make_unique<UringLoop>());
+  return static_cast<UringLoop&>(*worker.loop());
+}
+
+}  // namespace
+
+std::unique_ptr<StreamTask> make_uring_sender(asio::ip::tcp::socket socket, SenderParts parts, Worker& worker) {
+  return std::make_unique<UringSender>(std::move(socket), std::move(parts), uring_loop_of(worker));
+}
+
+std::unique_ptr<StreamTask> make_uring_receiver(asio::ip::tcp::socket socket, ReceiverParts parts, Worker& worker) {
+  return std::make_unique<UringReceiver>(std::move(socket), std::move(parts), uring_loop_of(worker));
 }
 
 }  // namespace testio::engines

@@ -97,8 +97,4 @@ class UringLoop final : public StreamLoop {
   std::size_t paused_ = 0;     // streams waiting for resume()
 };
 
-// Empty when io_uring can run a test here (with zero-copy sends when `zerocopy`); otherwise why
-// not, in one sentence. The client asks before it connects, the server before it accepts a test.
-std::string uring_unusable_reason(bool zerocopy);
-
 }  // namespace testio::engines

@@ -7,7 +7,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
 #include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 #include <pthread.h>
@@ -17,9 +20,19 @@
 
 namespace testio::engines {
 
-Worker::Worker(unsigned index, int cpu) : index_(index), cpu_(cpu), keep_running_(context_.get_executor()) {}
+struct Worker::Io {
+  asio::io_context context{1};  // one thread runs it: Asio may skip its internal locking
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running{context.get_executor()};
+  asio::steady_timer start_timer{context};  // a later start: until clock.start (worker thread)
+};
+
+Worker::Worker(unsigned index, int cpu) : index_(index), cpu_(cpu), io_(std::make_unique<Io>()) {}
 
 Worker::~Worker() { stop(); }
+
+asio::io_context& Worker::context() noexcept { return io_->context; }
+
+void Worker::post(std::function<void()> function) { asio::post(io_->context, std::move(function)); }
 
 void Worker::add_stream(std::unique_ptr<StreamTask> stream) {
   streams_.push_back(std::move(stream));
@@ -36,7 +49,7 @@ void Worker::start() {
   thread_ = std::thread([this] {
     std::string name = "testio-w" + std::to_string(index_);
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
-    context_.run();
+    io_->context.run();
   });
   if (cpu_ < 0) return;
   cpu_set_t set;
@@ -53,8 +66,8 @@ void Worker::begin_streams(TestClock clock) {
   post([this, clock] {
     if (clock.start <= Clock::now()) return run_streams(clock);
     waiting_ = clock;
-    start_timer_.expires_at(clock.start);
-    start_timer_.async_wait([this](const asio::error_code& error) {
+    io_->start_timer.expires_at(clock.start);
+    io_->start_timer.async_wait([this](const asio::error_code& error) {
       if (!error) begin_if_waiting();
     });
   });
@@ -64,7 +77,7 @@ void Worker::begin_if_waiting() {
   if (!waiting_) return;
   const TestClock clock = *waiting_;
   waiting_.reset();
-  start_timer_.cancel();
+  io_->start_timer.cancel();
   run_streams(clock);
 }
 
@@ -88,10 +101,10 @@ void Worker::stop() noexcept {
     signals_.aborted.store(true, std::memory_order_relaxed);
     post([this] {
       waiting_.reset();
-      start_timer_.cancel();  // a start still ahead would keep run() going
+      io_->start_timer.cancel();  // a start still ahead would keep run() going
       for (auto& stream : streams_) stream->close();
     });
-    keep_running_.reset();
+    io_->keep_running.reset();
     // Closing cancels every pending operation, so run() drains their handlers and returns.
     thread_.join();
   }
@@ -135,20 +148,25 @@ void WorkerPool::stop() noexcept {
   for (auto& worker : workers_) worker->stop();
 }
 
+CompletionLatch::CompletionLatch(const asio::any_io_executor& control, std::size_t count)
+    : remaining_(count), timer_(std::make_unique<asio::steady_timer>(control)), reached_(count == 0) {}
+
+CompletionLatch::~CompletionLatch() = default;
+
 void CompletionLatch::count_down() noexcept {
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   // The timer is touched only on its own executor: a waiting coroutine wakes when it is cancelled.
-  asio::post(timer_.get_executor(), [self = shared_from_this()] {
+  asio::post(timer_->get_executor(), [self = shared_from_this()] {
     self->reached_ = true;
-    self->timer_.cancel();
+    self->timer_->cancel();
   });
 }
 
 asio::awaitable<bool> CompletionLatch::wait(std::chrono::steady_clock::duration limit) {
   if (reached_) co_return true;
-  timer_.expires_after(limit);
+  timer_->expires_after(limit);
   asio::error_code ignored;
-  co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  co_await timer_->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   co_return reached_;
 }
 

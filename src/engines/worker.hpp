@@ -3,16 +3,13 @@
 // threads reach the worker only through post().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
 
-#include <asio/executor_work_guard.hpp>
-#include <asio/io_context.hpp>
-#include <asio/post.hpp>
-#include <asio/steady_timer.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "engines/stream_task.hpp"
 #include "util/page_buffer.hpp"
 
@@ -26,7 +23,7 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  asio::io_context& context() noexcept { return context_; }
+  asio::io_context& context() noexcept;
   const BlockingSignals& signals() const noexcept { return signals_; }
   unsigned index() const noexcept { return index_; }
   int cpu() const noexcept { return cpu_; }  // where it is pinned; -1 when it is not
@@ -52,25 +49,23 @@ class Worker {
   // Closes every stream (an abort), then stops the thread; afterwards nothing runs on it.
   void stop() noexcept;
 
-  template <typename Function>
-  void post(Function&& function) {
-    asio::post(context_, std::forward<Function>(function));
-  }
+  // Runs `function` on the worker thread: how a socket or a begin reaches it, never per call.
+  void post(std::function<void()> function);
 
  private:
   void run_streams(TestClock clock);
   void begin_if_waiting();
 
+  struct Io;  // the io_context, what keeps it running, the start timer (worker.cpp keeps Asio)
+
   unsigned index_;
   int cpu_;
-  asio::io_context context_{1};  // one thread runs it: Asio may skip its internal locking
-  asio::executor_work_guard<asio::io_context::executor_type> keep_running_;
+  std::unique_ptr<Io> io_;
   BlockingSignals signals_;
-  asio::steady_timer start_timer_{context_};  // a later start: until clock.start (worker thread)
   std::optional<TestClock> waiting_;          // the clock of a begin still waiting for its start
   std::unique_ptr<StreamLoop> loop_;  // outlives the streams registered with it
   std::vector<util::PageBuffer> scratch_;  // the largest last; outlives the streams
-  std::vector<std::unique_ptr<StreamTask>> streams_;  // destroyed before context_
+  std::vector<std::unique_ptr<StreamTask>> streams_;  // destroyed before io_
   std::thread thread_;
 };
 

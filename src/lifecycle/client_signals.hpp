@@ -7,8 +7,7 @@
 #include <functional>
 #include <string>
 
-#include <asio/awaitable.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "report/reporter.hpp"
 
 namespace testio::lifecycle {
@@ -19,7 +18,7 @@ struct Interruption {
   int signal = 0;                    // the first SIGINT/SIGTERM seen, 0 for none
 };
 
-using ClientRun = std::function<asio::awaitable<int>(Interruption&)>;
+using ClientRun = std::function<net::Awaitable<int>(Interruption&)>;
 // One sentence for the failure that ended a test, for the log and the reporter.
 using DescribeFailure = std::function<std::string(const std::exception&)>;
 

@@ -2,7 +2,10 @@
 
 #include <chrono>
 
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/use_awaitable.hpp>
+
 #include "lifecycle/deadline.hpp"
 #include "net/mptcp.hpp"
 #include "net/socket_options.hpp"

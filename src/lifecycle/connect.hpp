@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <asio/awaitable.hpp>
-#include <asio/ip/tcp.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "config/config.hpp"
 #include "lifecycle/exchange.hpp"
 #include "stats/peer_clock.hpp"
@@ -22,11 +20,11 @@ struct SourcePortBusy : std::runtime_error {
 };
 
 // Every address of `host` in the requested family. Throws std::runtime_error naming the host.
-asio::awaitable<std::vector<asio::ip::tcp::endpoint>> resolve(const config::Config& config);
+net::Awaitable<std::vector<net::TcpEndpoint>> resolve(const config::Config& config);
 
 // Called on the opened, bound socket before connect: socket options that the SYN must carry
 // (buffer sizes fix the window scale) go here.
-using PrepareSocket = std::function<void(asio::ip::tcp::socket&)>;
+using PrepareSocket = std::function<void(net::TcpSocket&)>;
 
 // How a data connection opens; the control connection needs none of it.
 struct DataConnectionOptions {
@@ -42,16 +40,16 @@ struct DataConnectionOptions {
 
 // Connects to the first endpoint that answers, from `config.bind_address` if set. Throws
 // std::runtime_error naming the peer.
-asio::awaitable<asio::ip::tcp::socket> connect_any(const std::vector<asio::ip::tcp::endpoint>& endpoints,
+net::Awaitable<net::TcpSocket> connect_any(const std::vector<net::TcpEndpoint>& endpoints,
                                                    const config::Config& config,
                                                    const DataConnectionOptions& data = {});
 
 // --cntl-ka on a client's control connection (--snd-timeout is connect_any's, on every
 // connection). Throws std::runtime_error with one sentence when the kernel refuses.
-void tune_control_connection(asio::ip::tcp::socket& socket, const config::Config& config);
+void tune_control_connection(net::TcpSocket& socket, const config::Config& config);
 
 // "192.0.2.1:5201" or "[2001:db8::1]:5201".
-std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint);
+std::string endpoint_text(const net::TcpEndpoint& endpoint);
 // "192.0.2.1" or "2001:db8::1": an IPv4 peer of a dual-stack listener as the IPv4 it is.
 std::string address_text(const asio::ip::address& address);
 

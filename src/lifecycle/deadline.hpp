@@ -10,7 +10,7 @@
 #include <string>
 #include <type_traits>
 
-#include <asio/awaitable.hpp>
+#include "net/asio_fwd.hpp"
 
 namespace testio::lifecycle {
 
@@ -40,7 +40,7 @@ struct Captured<void> {
 };
 
 template <typename T>
-asio::awaitable<Captured<T>> capture(asio::awaitable<T> operation) {
+net::Awaitable<Captured<T>> capture(net::Awaitable<T> operation) {
   Captured<T> captured;
   try {
     if constexpr (std::is_void_v<T>)
@@ -60,11 +60,11 @@ asio::awaitable<Captured<T>> capture(asio::awaitable<T> operation) {
 // count in deadline.cpp, a JSON frame in the testio control channel): the race of two coroutines
 // is the heaviest template in the tree, and each unit that awaited it compiled it again.
 template <typename T>
-asio::awaitable<T> within(asio::awaitable<T> operation, std::chrono::steady_clock::duration limit,
+net::Awaitable<T> within(net::Awaitable<T> operation, std::chrono::steady_clock::duration limit,
                           std::string what);
-extern template asio::awaitable<void> within(asio::awaitable<void>, std::chrono::steady_clock::duration,
+extern template net::Awaitable<void> within(net::Awaitable<void>, std::chrono::steady_clock::duration,
                                              std::string);
-extern template asio::awaitable<std::size_t> within(asio::awaitable<std::size_t>,
+extern template net::Awaitable<std::size_t> within(net::Awaitable<std::size_t>,
                                                     std::chrono::steady_clock::duration, std::string);
 
 }  // namespace testio::lifecycle

@@ -6,8 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include <asio/awaitable.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "lifecycle/exchange.hpp"
 #include "report/reporter.hpp"
 #include "lifecycle/measurement.hpp"
@@ -43,7 +42,7 @@ class DirectedMeasurement {
     if (reverse_) reverse_->annotate_with(annotate);
   }
   void begin(const engines::TestClock& clock);
-  asio::awaitable<void> sample();
+  net::Awaitable<void> sample();
   // Closes the last intervals; `local` says which side this is, and so who sent each direction.
   DirectedResults finish(workloads::Side local);
 

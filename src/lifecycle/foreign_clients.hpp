@@ -12,10 +12,7 @@
 #include <string>
 #include <utility>
 
-#include <asio/awaitable.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/ip/udp.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "metrics/server_metrics.hpp"
 #include "lifecycle/slots.hpp"
 
@@ -38,12 +35,12 @@ class ForeignClients {
   // it takes every connection, any connection with nothing read (`first` zero). Finishes reading
   // what identifies it within `handshake_limit`. Returns whether a test ran and succeeded
   // (nullopt: no test ran, e.g. a data connection, a refusal or a stranger). Never throws.
-  virtual asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket,
+  virtual net::Awaitable<std::optional<bool>> serve(net::TcpSocket socket,
                                                      std::array<unsigned char, 4> first, TestSlots& slots,
                                                      std::chrono::steady_clock::duration handshake_limit) = 0;
   // A datagram on the server's UDP `port` that is no testio flow's hello (an iperf3 client's UDP
   // stream saying it is there). True when taken.
-  virtual bool take_datagram(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from,
+  virtual bool take_datagram(const unsigned char* data, std::size_t size, const net::UdpEndpoint& from,
                              std::uint16_t port) {
     (void)data, (void)size, (void)from, (void)port;
     return false;

@@ -1,5 +1,8 @@
 #include "lifecycle/log_limiter.hpp"
 
+#include <asio/any_io_executor.hpp>
+#include <asio/steady_timer.hpp>
+
 #include "util/log.hpp"
 
 namespace testio::lifecycle {
@@ -8,6 +11,10 @@ namespace {
 constexpr auto kQuiet = std::chrono::seconds(1);
 
 }  // namespace
+
+LogLimiter::LogLimiter(const asio::any_io_executor& io) : io_(std::make_unique<asio::any_io_executor>(io)) {}
+
+LogLimiter::~LogLimiter() = default;
 
 void LogLimiter::warn(const std::string& key, const std::string& line) {
   Reason& reason = reasons_[key];
@@ -20,7 +27,7 @@ void LogLimiter::warn(const std::string& key, const std::string& line) {
   ++reason.held;
   reason.last = line;
   if (reason.flush) return;
-  reason.flush = std::make_unique<asio::steady_timer>(io_, reason.last_line + kQuiet);
+  reason.flush = std::make_unique<asio::steady_timer>(*io_, reason.last_line + kQuiet);
   reason.flush->async_wait([this, &reason](const asio::error_code& error) {
     if (!error) print_held(reason);
   });

@@ -8,14 +8,16 @@
 #include <memory>
 #include <string>
 
-#include <asio/any_io_executor.hpp>
-#include <asio/steady_timer.hpp>
+#include "net/asio_fwd.hpp"
 
 namespace testio::lifecycle {
 
 class LogLimiter {
  public:
-  explicit LogLimiter(asio::any_io_executor io) : io_(std::move(io)) {}
+  explicit LogLimiter(const asio::any_io_executor& io);
+  ~LogLimiter();
+  LogLimiter(const LogLimiter&) = delete;
+  LogLimiter& operator=(const LogLimiter&) = delete;
 
   // `reason` groups the lines that count as the same ("not in --allow"); `line` is this one's
   // whole sentence, printed when its reason has been quiet for a second.
@@ -26,11 +28,11 @@ class LogLimiter {
     std::chrono::steady_clock::time_point last_line{};
     std::uint64_t held = 0;          // lines since the last one printed
     std::string last;                // the latest of them
-    std::unique_ptr<asio::steady_timer> flush;  // prints the held count once the second is over
+    std::unique_ptr<net::SteadyTimer> flush;  // prints the held count once the second is over
   };
   void print_held(Reason& reason);
 
-  asio::any_io_executor io_;
+  std::unique_ptr<asio::any_io_executor> io_;  // where the timers run (a pointer keeps Asio out of this header)
   std::map<std::string, Reason> reasons_;
 };
 

@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <asio/awaitable.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "lifecycle/exchange.hpp"
 #include "net/flow_path.hpp"
 #include "report/reporter.hpp"
@@ -54,7 +53,7 @@ class Measurement {
   void begin(const engines::TestClock& clock);
   // Closes an interval at each boundary; runs until cancelled (await it with || beside the event
   // that ends the test).
-  asio::awaitable<void> sample();
+  net::Awaitable<void> sample();
   // Closes the last interval now and gathers this side's figures. Call once every stream ended.
   SideResults finish(bool sender);
 

@@ -9,7 +9,10 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <asio/any_io_executor.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 
 #include "lifecycle/start.hpp"
 #include "lifecycle/streams.hpp"
@@ -162,7 +165,8 @@ report::TestReport TestParts::joined(std::vector<report::TestReport> reports) {
 
 using asio::ip::tcp;
 
-TestStreams::TestStreams(asio::any_io_executor control, const workloads::DirectionLayout& layout, unsigned threads,
+TestStreams::TestStreams(const asio::any_io_executor& control, const workloads::DirectionLayout& layout,
+                         unsigned threads,
                          const std::vector<std::uint32_t>& cpus, const spec::TestSpec& spec, workloads::Side local)
     : measurement_(layout, spec.interval_s, spec.omit_s, spec.window_s()),
       iface_stats_(spec.iface_stats),

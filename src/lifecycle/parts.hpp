@@ -12,8 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <asio/awaitable.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "lifecycle/exchange.hpp"
 #include "report/reporter.hpp"
 #include "report/test_report.hpp"
@@ -79,9 +78,9 @@ class TestParts {
   void begin(const engines::TestClock& clock);
   void end_window();
   // True once every part's streams have ended; false when `limit` passed first.
-  asio::awaitable<bool> all_done(std::chrono::steady_clock::duration limit);
+  net::Awaitable<bool> all_done(std::chrono::steady_clock::duration limit);
   // Samples every part's intervals until cancelled.
-  asio::awaitable<void> sample();
+  net::Awaitable<void> sample();
   std::size_t remaining() const noexcept;
   void stop() noexcept;
 
@@ -91,7 +90,7 @@ class TestParts {
 
  private:
   void add(TestPart& part, std::uint32_t first);
-  asio::awaitable<void> sample_from(std::size_t k);
+  net::Awaitable<void> sample_from(std::size_t k);
 
   std::vector<TestPart> parts_;
 };

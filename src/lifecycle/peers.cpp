@@ -77,6 +77,10 @@ engines::TestClock ServerPeer::clock(const spec::TestSpec& spec) {
   return engines::TestClock::starting_now(spec);
 }
 
+asio::awaitable<void> ServerPeer::before_window() { co_return; }
+
+asio::awaitable<void> ServerPeer::window_opened() { co_return; }
+
 // Every stream reaches its end (receivers read to EOF; a transfer slot ends with its window), so
 // the counts are final.
 asio::awaitable<void> ServerPeer::conclude(TestParts& parts) {

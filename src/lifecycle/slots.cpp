@@ -1,6 +1,8 @@
 #include "lifecycle/slots.hpp"
 
+#include <asio/awaitable.hpp>
 #include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
 namespace testio::lifecycle {
@@ -26,7 +28,7 @@ void TestSlots::release(std::uint64_t connections) noexcept {
 
 void TestSlots::close() noexcept {
   closed_ = true;
-  for (Place* place : waiting_) place->wake_.cancel();  // each leaves the queue as it wakes
+  for (Place* place : waiting_) place->wake_->cancel();  // each leaves the queue as it wakes
 }
 
 // First come first served: a big test at the front holds back smaller ones behind it, so none
@@ -39,12 +41,13 @@ void TestSlots::grant_waiting() noexcept {
     first.granted_ = true;
     ++taken_;
     connections_ += first.connections_;
-    first.wake_.cancel();
+    first.wake_->cancel();
   }
 }
 
-TestSlots::Place::Place(TestSlots& slots, asio::any_io_executor executor, std::uint64_t connections)
-    : slots_(slots), alive_(slots.alive_), connections_(connections), wake_(executor) {
+TestSlots::Place::Place(TestSlots& slots, const asio::any_io_executor& executor, std::uint64_t connections)
+    : slots_(slots), alive_(slots.alive_), connections_(connections),
+      wake_(std::make_unique<asio::steady_timer>(executor)) {
   where_ = slots_.waiting_.insert(slots_.waiting_.end(), this);
 }
 
@@ -69,9 +72,9 @@ std::uint32_t TestSlots::Place::ahead() const noexcept {
 
 asio::awaitable<void> TestSlots::Place::wait(std::chrono::steady_clock::duration limit) {
   if (granted_) co_return;
-  wake_.expires_after(limit);
+  wake_->expires_after(limit);
   asio::error_code ignored;  // granted (cancelled), the limit, or the wait itself cancelled
-  co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  co_await wake_->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 
 bool TestSlots::Place::claim() noexcept {

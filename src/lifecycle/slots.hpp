@@ -10,8 +10,7 @@
 #include <list>
 #include <memory>
 
-#include <asio/awaitable.hpp>
-#include <asio/steady_timer.hpp>
+#include "net/asio_fwd.hpp"
 
 namespace testio::lifecycle {
 
@@ -63,7 +62,7 @@ class TestSlots {
   // and not claimed gives it back.
   class Place {
    public:
-    Place(TestSlots& slots, asio::any_io_executor executor, std::uint64_t connections);
+    Place(TestSlots& slots, const asio::any_io_executor& executor, std::uint64_t connections);
     ~Place();
     Place(const Place&) = delete;
     Place& operator=(const Place&) = delete;
@@ -71,7 +70,7 @@ class TestSlots {
     // Tests that must end before this one starts: those ahead in the queue, and one running.
     std::uint32_t ahead() const noexcept;
     // Returns when the slot is granted or `limit` passed (or the wait is cancelled).
-    asio::awaitable<void> wait(std::chrono::steady_clock::duration limit);
+    net::Awaitable<void> wait(std::chrono::steady_clock::duration limit);
     // True, once, when the slot was granted: from then on the caller releases it.
     bool claim() noexcept;
 
@@ -80,7 +79,7 @@ class TestSlots {
     TestSlots& slots_;
     std::weak_ptr<bool> alive_;
     std::uint64_t connections_;
-    asio::steady_timer wake_;
+    std::unique_ptr<net::SteadyTimer> wake_;  // a pointer keeps Asio out of this header
     bool granted_ = false;
     bool claimed_ = false;
     std::list<Place*>::iterator where_;

@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <asio/awaitable.hpp>
-#include <asio/io_context.hpp>
+#include "net/asio_fwd.hpp"
 
 namespace testio::metrics {
 
@@ -21,7 +20,7 @@ struct ChildEnd {
 
 // Runs `binary` with `args` (stdin and stdout /dev/null, stderr to `stderr_path`) and waits for it
 // on `io` without blocking (a pidfd); at `deadline` it is killed with SIGKILL.
-asio::awaitable<ChildEnd> run_child(asio::io_context& io, const std::string& binary,
+net::Awaitable<ChildEnd> run_child(asio::io_context& io, const std::string& binary,
                                     const std::vector<std::string>& args, const std::string& stderr_path,
                                     std::chrono::steady_clock::duration deadline);
 

@@ -8,9 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include <asio/awaitable.hpp>
-#include <asio/io_context.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "config/exporter_config.hpp"
 #include "metrics/http_listener.hpp"
 #include "metrics/probe.hpp"
@@ -21,14 +19,14 @@ class Exporter {
  public:
   Exporter(asio::io_context& io, const config::ExporterConfig& config);
 
-  asio::awaitable<HttpResponse> handle(const HttpRequest& request);
+  net::Awaitable<HttpResponse> handle(const HttpRequest& request);
   HttpListener& listener() noexcept { return listener_; }
   std::uint32_t probes_running() const noexcept { return running_; }
 
  private:
-  asio::awaitable<HttpResponse> probe(const HttpRequest& request);
+  net::Awaitable<HttpResponse> probe(const HttpRequest& request);
   // Runs the planned probe in a scratch directory; the metrics, or testio_up 0 and the reason.
-  asio::awaitable<HttpResponse> run(const Probe& probe, const std::string& target);
+  net::Awaitable<HttpResponse> run(const Probe& probe, const std::string& target);
   std::string own_metrics() const;
 
   asio::io_context& io_;

@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include <asio/co_spawn.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/detached.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
@@ -73,29 +75,33 @@ HttpResponse plain_response(int status, std::string body) {
 
 HttpListener::HttpListener(asio::io_context& io, const std::string& address, HttpHandler handler,
                            const std::string& what)
-    : io_(io), acceptor_(io), handler_(std::move(handler)) {
+    : io_(io), acceptor_(std::make_unique<tcp::acceptor>(io)), handler_(std::move(handler)) {
   std::optional<tcp::endpoint> endpoint = parse_listen_address(address);
   if (!endpoint) throw std::runtime_error("'" + address + "' is not ADDRESS:PORT (e.g. 127.0.0.1:9201 or [::1]:9201)");
   asio::error_code ec;
-  acceptor_.open(endpoint->protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  acceptor_->open(endpoint->protocol(), ec);
+  if (!ec) acceptor_->set_option(tcp::acceptor::reuse_address(true), ec);
   // ":PORT" means every address, IPv4's too.
-  if (!ec && endpoint->address().is_v6()) acceptor_.set_option(asio::ip::v6_only(false), ec);
-  if (!ec) acceptor_.bind(*endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec && endpoint->address().is_v6()) acceptor_->set_option(asio::ip::v6_only(false), ec);
+  if (!ec) acceptor_->bind(*endpoint, ec);
+  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error("cannot listen for " + what + " on " + address + ": " + ec.message());
 }
 
+HttpListener::~HttpListener() = default;
+
+std::uint16_t HttpListener::port() const { return acceptor_->local_endpoint().port(); }
+
 void HttpListener::stop() noexcept {
   asio::error_code ignored;
-  acceptor_.close(ignored);
+  acceptor_->close(ignored);
 }
 
 asio::awaitable<void> HttpListener::serve() {
   for (;;) {
     asio::error_code error;
-    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, error));
-    if (!acceptor_.is_open()) co_return;
+    tcp::socket socket = co_await acceptor_->async_accept(asio::redirect_error(asio::use_awaitable, error));
+    if (!acceptor_->is_open()) co_return;
     if (error) {
       asio::steady_timer pause(io_, 100ms);  // EMFILE and friends: back off, keep serving
       co_await pause.async_wait(asio::use_awaitable);

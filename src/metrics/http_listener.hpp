@@ -5,13 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
-#include <asio/awaitable.hpp>
-#include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "metrics/exposition.hpp"
 #include "metrics/http_request.hpp"
 
@@ -24,22 +22,25 @@ struct HttpResponse {
 };
 HttpResponse plain_response(int status, std::string body);
 
-using HttpHandler = std::function<asio::awaitable<HttpResponse>(const HttpRequest&)>;
+using HttpHandler = std::function<net::Awaitable<HttpResponse>(const HttpRequest&)>;
 
 class HttpListener {
  public:
   // Listens at once; throws std::runtime_error ("cannot listen for WHAT on ADDRESS: reason").
   HttpListener(asio::io_context& io, const std::string& address, HttpHandler handler, const std::string& what);
+  ~HttpListener();
+  HttpListener(const HttpListener&) = delete;
+  HttpListener& operator=(const HttpListener&) = delete;
 
-  asio::awaitable<void> serve();
+  net::Awaitable<void> serve();
   void stop() noexcept;
-  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  std::uint16_t port() const;
 
  private:
-  asio::awaitable<void> answer(asio::ip::tcp::socket socket);
+  net::Awaitable<void> answer(net::TcpSocket socket);
 
   asio::io_context& io_;
-  asio::ip::tcp::acceptor acceptor_;
+  std::unique_ptr<net::TcpAcceptor> acceptor_;  // a pointer keeps Asio out of this header
   HttpHandler handler_;
   std::uint32_t open_ = 0;  // connections being answered
 };

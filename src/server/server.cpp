@@ -41,7 +41,7 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
     : io_(io),
       config_(config),
       reporter_(metrics),
-      acceptor_(open_acceptor(io, config)),
+      acceptor_(std::make_unique<tcp::acceptor>(open_acceptor(io, config))),
       allowed_(net::AccessList::parse(config.allow)),
       foreign_(foreign),
       slots_(config.limits.max_tests, config.limits.max_server_connections, config.limits.queue),
@@ -51,27 +51,31 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
                exit_code_ = exit_code;
                stop();
              }}),
-      udp_door_(io, acceptor_.local_endpoint(), config, allowed_, [this](std::uint64_t id) { return door_.find(id); },
+      udp_door_(io, acceptor_->local_endpoint(), config, allowed_, [this](std::uint64_t id) { return door_.find(id); },
                 foreign, log_) {}
+
+Server::~Server() = default;
+
+std::uint16_t Server::port() const { return acceptor_->local_endpoint().port(); }
 
 void Server::stop() noexcept {
   asio::error_code ignored;
   slots_.close();  // the tests waiting are told, and none starts from here on
-  acceptor_.close(ignored);
+  acceptor_->close(ignored);
   udp_door_.close();
   if (foreign_) foreign_->stop();
 }
 
 asio::awaitable<void> Server::serve() {
-  const std::string endpoint = lifecycle::endpoint_text(acceptor_.local_endpoint());
+  const std::string endpoint = lifecycle::endpoint_text(acceptor_->local_endpoint());
   util::log_info("{}", foreign_ ? foreign_->listening(endpoint) : "listening on " + endpoint);
   // A peer whose every connection is a whole test takes one connection with -1.
   const bool one_connection = config_.one_off && foreign_ && foreign_->takes_every_connection();
   if (udp_door_.open()) asio::co_spawn(io_, udp_door_.serve(), asio::detached);
   for (;;) {
     asio::error_code error;
-    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, error));
-    if (error == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+    tcp::socket socket = co_await acceptor_->async_accept(asio::redirect_error(asio::use_awaitable, error));
+    if (error == asio::error::operation_aborted || !acceptor_->is_open()) co_return;
     if (error) {
       // EMFILE and friends: say so, back off a moment, keep serving.
       log_.warn("accept", "accept failed: " + error.message());
@@ -90,7 +94,7 @@ asio::awaitable<void> Server::serve() {
     }
     if (!admit_at_the_door(socket, peer)) continue;
     if (one_connection) {  // no other is accepted; the server stops once it is served
-      acceptor_.close(error);
+      acceptor_->close(error);
       co_await handle_connection(std::move(socket));
       co_return;
     }

@@ -6,12 +6,9 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
-
-#include <asio/awaitable.hpp>
-#include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
 
 #include "config/config.hpp"
 #include "lifecycle/foreign_clients.hpp"
@@ -20,6 +17,7 @@
 #include "metrics/http_listener.hpp"
 #include "metrics/server_metrics.hpp"
 #include "net/access_list.hpp"
+#include "net/asio_fwd.hpp"
 #include "protocols/testio/door.hpp"
 #include "server/handshakes.hpp"
 #include "server/udp_door.hpp"
@@ -37,32 +35,35 @@ class Server {
   // Every test's report goes through `metrics` (to the reporter it wraps), which counts it.
   Server(asio::io_context& io, const config::Config& config, metrics::ServerMetrics& metrics,
          ForeignClients* foreign = nullptr);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
 
   // Accepts until stop() (or, with -1, until one test ends).
-  asio::awaitable<void> serve();
+  net::Awaitable<void> serve();
   void stop() noexcept;
   // 0 unless a -1 test failed.
   int exit_code() const noexcept { return exit_code_; }
   // The port it listens on (-p 0: the one the kernel chose).
-  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  std::uint16_t port() const;
   // /metrics: the counters, with what only the server knows now.
   std::string metrics_text() const;
 
  private:
   // Whether a new connection from `peer` may go on: refused when too many are in their
   // handshake in all; when its address is at its allowance, the address's oldest idle one is closed.
-  bool admit_at_the_door(asio::ip::tcp::socket& socket, const asio::ip::tcp::endpoint& peer);
+  bool admit_at_the_door(net::TcpSocket& socket, const net::TcpEndpoint& peer);
   // The refusal as an error frame, sent without waiting, before the socket closes.
-  static void answer_at_the_door(asio::ip::tcp::socket& socket, const std::string& refusal) noexcept;
-  asio::awaitable<void> handle_connection(asio::ip::tcp::socket socket);
+  static void answer_at_the_door(net::TcpSocket& socket, const std::string& refusal) noexcept;
+  net::Awaitable<void> handle_connection(net::TcpSocket socket);
   // A connection of the foreign peer's, with what was read of it (`first`); counts its test.
-  asio::awaitable<void> serve_foreign(asio::ip::tcp::socket socket, std::array<unsigned char, 4> first,
+  net::Awaitable<void> serve_foreign(net::TcpSocket socket, std::array<unsigned char, 4> first,
                                       std::chrono::steady_clock::duration handshake_limit);
 
   asio::io_context& io_;
   const config::Config& config_;
   metrics::ServerMetrics& reporter_;  // the reporter every test reports to, counting as it goes
-  asio::ip::tcp::acceptor acceptor_;
+  std::unique_ptr<net::TcpAcceptor> acceptor_;  // a pointer keeps Asio out of this header
   net::AccessList allowed_;
   ForeignClients* foreign_;
   TestSlots slots_;                 // tests running or being set up, of either protocol, and the queue

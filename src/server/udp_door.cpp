@@ -16,32 +16,36 @@ using asio::ip::udp;
 
 UdpDoor::UdpDoor(asio::io_context& io, const asio::ip::tcp::endpoint& listening, const config::Config& config,
                  const net::AccessList& allowed, FindTest find, ForeignClients* foreign, LogLimiter& log)
-    : socket_(io), port_(listening.port()), allowed_(allowed), find_(std::move(find)), foreign_(foreign), log_(log) {
+    : socket_(std::make_unique<asio::ip::udp::socket>(io)), port_(listening.port()), allowed_(allowed), find_(std::move(find)), foreign_(foreign), log_(log) {
   const udp::endpoint endpoint(listening.address(), listening.port());
   try {
-    socket_.open(endpoint.protocol());
+    socket_->open(endpoint.protocol());
     // Every flow's own socket is bound to this port too.
-    socket_.set_option(asio::socket_base::reuse_address(true));
-    if (!config.bind_device.empty()) net::bind_to_device(socket_.native_handle(), config.bind_device);
+    socket_->set_option(asio::socket_base::reuse_address(true));
+    if (!config.bind_device.empty()) net::bind_to_device(socket_->native_handle(), config.bind_device);
     if (endpoint.protocol() == udp::v6() && endpoint.address().is_unspecified())
-      socket_.set_option(asio::ip::v6_only(config.family == config::AddressFamily::v6));
-    socket_.bind(endpoint);
+      socket_->set_option(asio::ip::v6_only(config.family == config::AddressFamily::v6));
+    socket_->bind(endpoint);
   } catch (const std::exception& error) {
     util::log_warn("UDP port {} cannot be opened ({}): this server takes no -u tests", port_, error.what());
     asio::error_code ignored;
-    socket_.close(ignored);
+    socket_->close(ignored);
   }
 }
+
+UdpDoor::~UdpDoor() = default;
+
+bool UdpDoor::open() const noexcept { return socket_->is_open(); }
 
 asio::awaitable<void> UdpDoor::serve() {
   // A hello is 24 bytes; the room beyond lets a stray's size be told.
   unsigned char datagram[2048];
-  while (socket_.is_open()) {
+  while (socket_->is_open()) {
     udp::endpoint from;
     asio::error_code error;
-    const std::size_t size = co_await socket_.async_receive_from(asio::buffer(datagram), from,
+    const std::size_t size = co_await socket_->async_receive_from(asio::buffer(datagram), from,
                                                                   asio::redirect_error(asio::use_awaitable, error));
-    if (error == asio::error::operation_aborted || !socket_.is_open()) co_return;
+    if (error == asio::error::operation_aborted || !socket_->is_open()) co_return;
     if (error) continue;  // an ICMP error for an answer sent earlier: nothing to read
     take(datagram, size, from);
   }
@@ -68,7 +72,7 @@ void UdpDoor::stray(const udp::endpoint& from, const std::string& why) {
 
 void UdpDoor::close() noexcept {
   asio::error_code ignored;
-  socket_.close(ignored);
+  socket_->close(ignored);
 }
 
 }  // namespace testio::server

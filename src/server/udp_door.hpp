@@ -6,15 +6,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
-
-#include <asio/awaitable.hpp>
-#include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/ip/udp.hpp>
 
 #include "config/config.hpp"
 #include "net/access_list.hpp"
+#include "net/asio_fwd.hpp"
 #include "lifecycle/foreign_clients.hpp"
 #include "lifecycle/log_limiter.hpp"
 
@@ -35,20 +32,23 @@ class UdpDoor {
   // Opens the port beside `listening` (the TCP acceptor's endpoint). A port some other program
   // holds leaves the server without UDP, said once; TCP tests go on. A datagram that is no hello
   // goes to `foreign` (iperf3's UDP streams), which may be null.
-  UdpDoor(asio::io_context& io, const asio::ip::tcp::endpoint& listening, const config::Config& config,
+  UdpDoor(asio::io_context& io, const net::TcpEndpoint& listening, const config::Config& config,
           const net::AccessList& allowed, FindTest find, ForeignClients* foreign, LogLimiter& log);
+  ~UdpDoor();
+  UdpDoor(const UdpDoor&) = delete;
+  UdpDoor& operator=(const UdpDoor&) = delete;
 
-  bool open() const noexcept { return socket_.is_open(); }
+  bool open() const noexcept;
   // Reads hellos until close().
-  asio::awaitable<void> serve();
+  net::Awaitable<void> serve();
   void close() noexcept;
   std::uint64_t strays() const noexcept { return strays_; }
 
  private:
-  void take(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from);
-  void stray(const asio::ip::udp::endpoint& from, const std::string& why);
+  void take(const unsigned char* data, std::size_t size, const net::UdpEndpoint& from);
+  void stray(const net::UdpEndpoint& from, const std::string& why);
 
-  asio::ip::udp::socket socket_;
+  std::unique_ptr<net::UdpSocket> socket_;  // a pointer keeps Asio out of this header
   std::uint16_t port_ = 0;
   const net::AccessList& allowed_;
   FindTest find_;

@@ -6,6 +6,8 @@
 #include <optional>
 #include <vector>
 
+#include <asio/ip/tcp.hpp>
+
 #include "engines/bulk_streams.hpp"
 #include "engines/rate_following_mark.hpp"
 #include "engines/send_source.hpp"
@@ -78,7 +80,7 @@ const char* BulkSide::payload_for(const engines::Worker& worker) {
 std::unique_ptr<engines::StreamTask> BulkSide::make_sender(StreamPlace& place, tcp::socket socket) {
   const bool forward = layout_.is_forward(place.index);
   const std::uint32_t senders = layout_.count(forward), k = layout_.index_in_direction(place.index);
-  if (send_mode_ == spec::SendMode::zerocopy && !engines::enable_zerocopy(socket)) {
+  if (send_mode_ == spec::SendMode::zerocopy && !engines::enable_zerocopy(socket.native_handle())) {
     util::log_warn("SO_ZEROCOPY is not supported here ({}): sending by copy", std::strerror(errno));
     send_mode_ = spec::SendMode::send;
   }
