@@ -7,6 +7,8 @@
 #include <tuple>
 #include <vector>
 
+#include <asio/any_io_executor.hpp>
+#include <asio/ip/address.hpp>
 #include <asio/read.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
@@ -22,7 +24,6 @@
 #include "protocols/iperf3/messages.hpp"
 #include "protocols/iperf3/reports.hpp"
 #include "protocols/iperf3/results.hpp"
-#include "protocols/iperf3/served.hpp"
 #include "protocols/iperf3/server_peer.hpp"
 #include "protocols/iperf3/server_session.hpp"
 #include "util/log.hpp"
@@ -30,6 +31,23 @@
 #include "workloads/registry.hpp"
 
 namespace testio::iperf3 {
+
+// One iperf3 client's test on this server while it runs: what the door needs to hand its streams,
+// found by cookie, to the test's ServerTest. Owner: the server's control thread.
+struct ServedTest {
+  Cookie cookie{};
+  std::string peer;
+  asio::ip::address peer_address, local_address;  // the control connection's ends
+  asio::any_io_executor executor;                 // the control thread's: where UDP streams' sockets are made
+  bool udp = false;
+  std::uint32_t expected = 0;                     // its data connections (or UDP streams)
+  std::uint32_t arrived = 0;                      // ... so far, numbered in the order they came
+  lifecycle::ServerTest* test = nullptr;            // from the parameters on, while it runs
+  bool started = false;                           // the reporter was given its start
+
+  // Whether a stream arriving now is one of its own.
+  bool takes_streams() const noexcept { return test && test->gathering() && arrived < expected; }
+};
 
 namespace {
 

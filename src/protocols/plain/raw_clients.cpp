@@ -9,29 +9,124 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <vector>
 
+#include <asio/any_io_executor.hpp>
 #include <asio/error.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/post.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "config/config.hpp"
+#include "engines/stream_task.hpp"
 #include "engines/worker_pool.hpp"
 #include "lifecycle/connect.hpp"
 #include "lifecycle/deadline.hpp"
 #include "lifecycle/log_limiter.hpp"
 #include "protocols/plain/raw.hpp"
-#include "protocols/plain/raw_groups.hpp"
-#include "protocols/plain/raw_sink.hpp"
+#include "report/raw_report.hpp"
+#include "util/digest.hpp"
 #include "util/log.hpp"
 
 namespace testio::plain {
+
+// Plain TCP in, bytes and a digest out: what `nc HOST PORT < file` sends to `testio -s --raw`.
+// Owner: the worker thread it is started on; it keeps itself alive (shared_from_this) until EOF.
+class RawSink : public std::enable_shared_from_this<RawSink> {
+ public:
+  // Called once on the worker thread when the peer has closed (or the connection failed).
+  using Done = std::function<void(report::RawTransfer)>;
+
+  // Counts of what has been read so far, published for another thread (the sink's peer group).
+  using Progress = std::shared_ptr<std::atomic<std::uint64_t>>;
+
+  // `buffer` is the worker's (Worker::scratch): a read is hashed before the worker's next one.
+  RawSink(asio::ip::tcp::socket socket, std::string peer, char* buffer, std::size_t buffer_size, util::HashKind hash,
+          Progress progress, Done done);
+  // Starts reading; call on the worker thread that owns the socket's io_context.
+  void start();
+
+ private:
+  void wait_readable();
+  void read_ready();
+  void finish(std::string error);  // empty: the peer closed after its last byte
+
+  asio::ip::tcp::socket socket_;
+  char* buffer_;
+  std::size_t buffer_size_;
+  util::Digest digest_;   // one per connection, updated in this worker: hashing never serialises streams
+  report::RawTransfer transfer_;
+  Progress progress_;  // transfer_.bytes, published; written by this sink only
+  engines::Clock::time_point accepted_ = engines::Clock::now();
+  Done done_;
+};
+
+// The raw sink's view of each peer address: the connections one address has open at once form a
+// group (a multi-connection sender, as iperf2's server groups a -P client). Once a group has two
+// or more, it is reported each interval and summed when its last connection has closed and no
+// other has arrived for kLinger (a sender's later connections may be accepted only after its
+// first ones finished); each connection still gets its own line from the sink. Owner: the server's control thread; the
+// progress counters it reads are written by the workers' sinks.
+class PeerGroups {
+ public:
+  // `interval_s` 0: no interval lines, only the sums.
+  PeerGroups(asio::any_io_executor io, double interval_s, std::ostream& out, config::OutputFormat format, char unit);
+
+  // Connection `id` from `address` was accepted; its sink publishes what it has read in `progress`.
+  void joined(const std::string& address, std::uint64_t id, RawSink::Progress progress);
+  // It has closed, with these figures.
+  void left(const std::string& address, std::uint64_t id, const report::RawTransfer& transfer);
+  // The sink stops: the groups whose connections have all closed are summed now.
+  void flush();
+
+  static constexpr std::chrono::milliseconds kLinger{500};
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Member {
+    std::uint64_t id;
+    RawSink::Progress progress;
+  };
+  struct Group {
+    explicit Group(const asio::any_io_executor& io) : ticker(io), linger(io) {}
+    Clock::time_point start = Clock::now();
+    std::vector<Member> open;
+    report::RawGroupSum sum;          // connections so far; bytes and calls of those closed
+    std::uint32_t closed_since_tick = 0;
+    std::uint64_t bytes_at_tick = 0;  // the group's bytes at the last interval's end
+    double tick_s = 0;                // that end, since start
+    std::uint64_t ticks = 0;
+    double last_close_s = 0;
+    asio::steady_timer ticker;
+    asio::steady_timer linger;  // runs while no connection is open
+  };
+
+  void schedule_tick(Group& group);
+  // Prints the interval from the last tick to `now_s` when the group has two connections or more.
+  void close_interval(Group& group, double now_s);
+  double since_start(const Group& group) const;
+  // Prints the last interval and the sum, and forgets the group.
+  void end(std::map<std::string, std::unique_ptr<Group>>::iterator found);
+
+  asio::any_io_executor io_;
+  double interval_s_;
+  std::ostream& out_;
+  config::OutputFormat format_;
+  char unit_;
+  std::map<std::string, std::unique_ptr<Group>> groups_;  // by address, while one is open
+};
+
 namespace {
 
 using lifecycle::ForeignClients;
