@@ -244,6 +244,13 @@ json end_json(const TestReport& report) {
   return end;
 }
 
+JsonReporter::JsonReporter(std::ostream& out, bool stream_events, const ReporterOptions& options)
+    : out_(out), stream_events_(stream_events), test_(options.test), title_(options.title),
+      extra_data_(options.extra_data), server_output_(options.server_output),
+      full_document_(stream_events && options.stream_full_document), document_(std::make_unique<Json>()) {}
+
+JsonReporter::~JsonReporter() = default;
+
 Json JsonReporter::new_document() const {
   Json document = test_ ? json{{"test", test_}} : json::object();
   document.update(json{{"start", json::object()}, {"intervals", json::array()}, {"end", json::object()}});
@@ -267,19 +274,19 @@ void JsonReporter::start(const StartInfo& start) {
   interval_s_ = start.spec.interval_s;
   last_retransmits_.assign(start.connections(), 0);
   with_retransmits_.clear();
-  document_ = new_document();
-  document_["start"] = start_json(start);
-  if (stream_events_) emit("start", document_["start"]);
+  *document_ = new_document();
+  (*document_)["start"] = start_json(start);
+  if (stream_events_) emit("start", (*document_)["start"]);
 }
 
 void JsonReporter::interval(const stats::IntervalRecord& record) {
   if (interval_s_ <= 0) return;  // -i 0: no interval reports, as iperf3
   json entry = interval_json(record, local_is_sender_, last_retransmits_, udp_);
   if (!stream_events_) {
-    document_["intervals"].push_back(std::move(entry));
+    (*document_)["intervals"].push_back(std::move(entry));
     return;
   }
-  if (full_document_) document_["intervals"].push_back(entry);  // a copy only when it goes both ways
+  if (full_document_) (*document_)["intervals"].push_back(entry);  // a copy only when it goes both ways
   emit("interval", std::move(entry));
 }
 
@@ -305,13 +312,13 @@ void JsonReporter::end(const TestReport& report) {
     if (report.incomplete) emit("error", report.ended_because);
   }
   if (!stream_events_ || full_document_) {  // --json-stream-full-output: the document too, as iperf3 prints it
-    document_["end"] = std::move(end);
-    if (report.incomplete) document_["error"] = report.ended_because;
-    if (!server.is_null()) document_[server_key] = std::move(server);
-    out_ << document_.dump(2) << "\n";
+    (*document_)["end"] = std::move(end);
+    if (report.incomplete) (*document_)["error"] = report.ended_because;
+    if (!server.is_null()) (*document_)[server_key] = std::move(server);
+    out_ << document_->dump(2) << "\n";
     out_.flush();
   }
-  document_ = json();
+  *document_ = json();
 }
 
 void JsonReporter::error(const std::string& message) {
@@ -319,11 +326,11 @@ void JsonReporter::error(const std::string& message) {
     emit("error", message);
     return;
   }
-  if (document_.is_null()) document_ = new_document();
-  document_["error"] = message;
-  out_ << document_.dump(2) << "\n";
+  if (document_->is_null()) *document_ = new_document();
+  (*document_)["error"] = message;
+  out_ << document_->dump(2) << "\n";
   out_.flush();
-  document_ = json();
+  *document_ = json();
 }
 
 std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::ostream& out, ReporterOptions options) {

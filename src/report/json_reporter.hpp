@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "report/reporter.hpp"
 
@@ -28,10 +30,10 @@ class JsonReporter final : public Reporter {
  public:
   // options.test: a server's number for the test, carried by each event and the document (0:
   // none); --title and --extra-data go in the document, at its top as iperf3 puts them.
-  JsonReporter(std::ostream& out, bool stream_events, const ReporterOptions& options = {})
-      : out_(out), stream_events_(stream_events), test_(options.test), title_(options.title),
-        extra_data_(options.extra_data), server_output_(options.server_output),
-        full_document_(stream_events && options.stream_full_document) {}
+  JsonReporter(std::ostream& out, bool stream_events, const ReporterOptions& options = {});
+  ~JsonReporter() override;
+  JsonReporter(const JsonReporter&) = delete;
+  JsonReporter& operator=(const JsonReporter&) = delete;
   void start(const StartInfo& start) override;
   void interval(const stats::IntervalRecord& record) override;
   // --json-stream: a "with_interval" event, {"workload": N, "interval": {...}}.
@@ -53,7 +55,7 @@ class JsonReporter final : public Reporter {
   bool udp_ = false;
   std::map<std::size_t, std::vector<std::uint32_t>> with_retransmits_;  // each other workload's
   double interval_s_ = 0;
-  Json document_;
+  std::unique_ptr<Json> document_;  // being built (a null value between tests); a pointer keeps json.hpp out
   std::vector<std::uint32_t> last_retransmits_;
 };
 

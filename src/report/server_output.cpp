@@ -3,6 +3,8 @@
 #include <sstream>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "report/json_reporter.hpp"
 #include "report/text_reporter.hpp"
 

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "report/host_report.hpp"
 #include "report/text_reporter.hpp"
 

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
@@ -12,14 +14,18 @@ namespace testio::iperf3 {
 
 using namespace std::chrono_literals;
 
-Control::Control(asio::ip::tcp::socket socket) : socket_(std::move(socket)) {
+Control::Control(asio::ip::tcp::socket socket) : socket_(std::make_unique<asio::ip::tcp::socket>(std::move(socket))) {
   asio::error_code ignored;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket_->set_option(asio::ip::tcp::no_delay(true), ignored);
 }
+
+Control::~Control() = default;
+Control::Control(Control&&) noexcept = default;
+Control& Control::operator=(Control&&) noexcept = default;
 
 asio::awaitable<void> Control::read_exactly(void* data, std::size_t size, std::chrono::steady_clock::duration limit,
                                             const std::string& what) {
-  co_await lifecycle::within(asio::async_read(socket_, asio::buffer(data, size), asio::use_awaitable), limit, what);
+  co_await lifecycle::within(asio::async_read(*socket_, asio::buffer(data, size), asio::use_awaitable), limit, what);
 }
 
 asio::awaitable<State> Control::read_state(std::chrono::steady_clock::duration limit, std::string what) {
@@ -38,7 +44,7 @@ asio::awaitable<State> Control::read_state(std::chrono::steady_clock::duration l
 }
 
 asio::awaitable<void> Control::write_bytes(std::string bytes) {
-  co_await lifecycle::within(asio::async_write(socket_, asio::buffer(bytes), asio::use_awaitable), 10s,
+  co_await lifecycle::within(asio::async_write(*socket_, asio::buffer(bytes), asio::use_awaitable), 10s,
                            "writing to the iperf3 control connection");
 }
 
@@ -79,7 +85,7 @@ asio::awaitable<void> Control::write_json(std::string body) {
 }
 
 asio::awaitable<void> Control::write_cookie(const Cookie& cookie) {
-  co_await send_cookie(socket_, cookie);
+  co_await send_cookie(*socket_, cookie);
 }
 
 asio::awaitable<void> send_cookie(asio::ip::tcp::socket& socket, const Cookie& cookie) {

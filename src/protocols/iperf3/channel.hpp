@@ -4,11 +4,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
-#include <asio/awaitable.hpp>
-#include <asio/ip/tcp.hpp>
 
+#include "net/asio_fwd.hpp"
 #include "protocols/iperf3/wire.hpp"
 
 namespace testio::iperf3 {
@@ -21,33 +21,36 @@ class PeerError : public std::runtime_error {
 
 class Control {
  public:
-  explicit Control(asio::ip::tcp::socket socket);
+  explicit Control(net::TcpSocket socket);
+  ~Control();
+  Control(Control&&) noexcept;
+  Control& operator=(Control&&) noexcept;
 
   // The next state byte. SERVER_ERROR becomes a PeerError (its two numbers read); a closed
   // connection a std::system_error; the deadline a lifecycle::TimeoutError naming `what`.
-  asio::awaitable<State> read_state(std::chrono::steady_clock::duration limit, std::string what);
-  asio::awaitable<void> write_state(State state);
+  net::Awaitable<State> read_state(std::chrono::steady_clock::duration limit, std::string what);
+  net::Awaitable<void> write_state(State state);
   // SERVER_ERROR with iperf3's error number, best effort: the peer may be gone.
-  asio::awaitable<void> write_error(std::int32_t i_errno) noexcept;
+  net::Awaitable<void> write_error(std::int32_t i_errno) noexcept;
 
   // uint32 BE length then the JSON; a length above `cap` is a ProtocolError before any body byte.
-  asio::awaitable<std::string> read_json(std::chrono::steady_clock::duration limit, std::uint32_t cap,
+  net::Awaitable<std::string> read_json(std::chrono::steady_clock::duration limit, std::uint32_t cap,
                                          std::string what);
-  asio::awaitable<void> write_json(std::string body);
-  asio::awaitable<void> write_cookie(const Cookie& cookie);
+  net::Awaitable<void> write_json(std::string body);
+  net::Awaitable<void> write_cookie(const Cookie& cookie);
 
-  asio::ip::tcp::socket& socket() noexcept { return socket_; }
+  net::TcpSocket& socket() noexcept { return *socket_; }
 
  private:
-  asio::awaitable<void> read_exactly(void* data, std::size_t size, std::chrono::steady_clock::duration limit,
+  net::Awaitable<void> read_exactly(void* data, std::size_t size, std::chrono::steady_clock::duration limit,
                                      const std::string& what);
-  asio::awaitable<void> write_bytes(std::string bytes);
+  net::Awaitable<void> write_bytes(std::string bytes);
 
-  asio::ip::tcp::socket socket_;
+  std::unique_ptr<net::TcpSocket> socket_;  // a pointer keeps Asio out of this header
 };
 
 // The cookie that opens a data connection, with the same deadline as a control write.
-asio::awaitable<void> send_cookie(asio::ip::tcp::socket& socket, const Cookie& cookie);
+net::Awaitable<void> send_cookie(net::TcpSocket& socket, const Cookie& cookie);
 
 // Throws `expected` unless `got` is it, with a sentence naming both.
 void expect_state(State got, State expected, const char* during);

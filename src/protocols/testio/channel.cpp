@@ -3,7 +3,10 @@
 #include <array>
 #include <optional>
 
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <nlohmann/json.hpp>
 
@@ -27,9 +30,10 @@ std::string whole_seconds(std::chrono::steady_clock::duration limit) {
 }  // namespace
 
 ControlChannel::ControlChannel(asio::ip::tcp::socket socket, std::uint32_t max_frame)
-    : socket_(std::move(socket)), max_frame_(max_frame), heartbeat_(socket_.get_executor()) {
+    : socket_(std::make_unique<asio::ip::tcp::socket>(std::move(socket))), max_frame_(max_frame),
+      heartbeat_(std::make_unique<asio::steady_timer>(socket_->get_executor())) {
   asio::error_code ignored;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket_->set_option(asio::ip::tcp::no_delay(true), ignored);
 }
 
 ControlChannel::~ControlChannel() { alive_.reset(); }
@@ -48,7 +52,7 @@ asio::awaitable<nlohmann::json> ControlChannel::read(std::chrono::steady_clock::
     const bool stall_first = stall_.count() > 0 && stall_ < left;
     std::size_t n = 0;
     try {
-      n = co_await within(socket_.async_read_some(asio::buffer(chunk), asio::use_awaitable),
+      n = co_await within(socket_->async_read_some(asio::buffer(chunk), asio::use_awaitable),
                           stall_first ? stall_ : left, "waiting");
     } catch (const TimeoutError&) {
       if (stall_first) throw StalledError("the peer stopped for " + whole_seconds(stall_) + " s");
@@ -78,26 +82,26 @@ void ControlChannel::keep_alive(std::chrono::steady_clock::duration stall) {
   if (alive_) return;
   alive_ = std::make_shared<bool>(true);
   asio::error_code ignored;
-  socket_.non_blocking(true, ignored);  // a beat never waits; the async operations do not care
+  socket_->non_blocking(true, ignored);  // a beat never waits; the async operations do not care
   schedule_beat();
 }
 
 void ControlChannel::schedule_beat() {
-  heartbeat_.expires_after(kHeartbeat);
-  heartbeat_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& error) {
+  heartbeat_->expires_after(kHeartbeat);
+  heartbeat_->async_wait([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& error) {
     if (error || alive.expired()) return;  // the channel is gone or closing
     beat();
-    if (socket_.is_open()) schedule_beat();
+    if (socket_->is_open()) schedule_beat();
   });
 }
 
 void ControlChannel::beat() {
-  if (*writes_ > 0 || !socket_.is_open()) return;  // a frame on its way says as much
+  if (*writes_ > 0 || !socket_->is_open()) return;  // a frame on its way says as much
   // The rest of a beat the socket did not take whole goes first, never a new one beside it.
   const std::string frame = unsent_.empty() ? encode_frame(alive_message()) : std::move(unsent_);
   unsent_.clear();
   asio::error_code error;
-  const std::size_t sent = socket_.send(asio::buffer(frame), 0, error);
+  const std::size_t sent = socket_->send(asio::buffer(frame), 0, error);
   if (error == asio::error::would_block) unsent_ = frame;  // the peer reads nothing: try again
   else if (!error && sent < frame.size()) unsent_ = frame.substr(sent);
 }
@@ -111,13 +115,13 @@ asio::awaitable<void> ControlChannel::write(nlohmann::json message) {
     explicit Writing(std::shared_ptr<int> count) : writes(std::move(count)) { ++*writes; }
     ~Writing() { --*writes; }
   } writing{writes_};
-  co_await within(asio::async_write(socket_, asio::buffer(frame), asio::use_awaitable),
+  co_await within(asio::async_write(*socket_, asio::buffer(frame), asio::use_awaitable),
                   std::chrono::seconds(10), "sending a control message");
 }
 
 std::string ControlChannel::peer() const {
   asio::error_code ec;
-  auto endpoint = socket_.remote_endpoint(ec);
+  auto endpoint = socket_->remote_endpoint(ec);
   return ec ? std::string() : endpoint_text(endpoint);
 }
 

@@ -10,18 +10,15 @@
 #include <stdexcept>
 #include <string>
 
-#include <asio/awaitable.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/steady_timer.hpp>
-#include <asio/use_awaitable.hpp>
 #include <nlohmann/json_fwd.hpp>
 
 #include "lifecycle/connect.hpp"
 #include "lifecycle/deadline.hpp"
+#include "net/asio_fwd.hpp"
 
 namespace testio::lifecycle {
-extern template asio::awaitable<nlohmann::json> within(asio::awaitable<nlohmann::json>,
-                                                       std::chrono::steady_clock::duration, std::string);
+extern template net::Awaitable<nlohmann::json> within(net::Awaitable<nlohmann::json>,
+                                                      std::chrono::steady_clock::duration, std::string);
 }  // namespace testio::lifecycle
 
 namespace testio::control {
@@ -36,7 +33,7 @@ using lifecycle::within;
 
 class ControlChannel {
  public:
-  ControlChannel(asio::ip::tcp::socket socket, std::uint32_t max_frame);
+  ControlChannel(net::TcpSocket socket, std::uint32_t max_frame);
   ~ControlChannel();
   ControlChannel(const ControlChannel&) = delete;
   ControlChannel& operator=(const ControlChannel&) = delete;
@@ -45,16 +42,16 @@ class ControlChannel {
   // malformed frame, std::system_error for a closed or reset connection, TimeoutError when
   // `limit` passes first, StalledError when, after keep_alive(), nothing at all came for its
   // limit. Safe to cancel: bytes already received stay buffered for the next call.
-  asio::awaitable<nlohmann::json> read(std::chrono::steady_clock::duration limit);
+  net::Awaitable<nlohmann::json> read(std::chrono::steady_clock::duration limit);
   // By value: the frame is built before the first suspension. (GCC 12 mishandles some temporaries
   // that live across a co_await, so callers pass named values, never braced temporaries.)
-  asio::awaitable<void> write(nlohmann::json message);
+  net::Awaitable<void> write(nlohmann::json message);
   // From now on this side says it is alive every second (a frame the peer's read() passes over,
   // never inside another frame), and read() fails with StalledError ("the peer stopped for S s")
   // when nothing came for `stall` (zero: never). Both sides call it once the request is made.
   void keep_alive(std::chrono::steady_clock::duration stall);
 
-  asio::ip::tcp::socket& socket() noexcept { return socket_; }
+  net::TcpSocket& socket() noexcept { return *socket_; }
   // Frames from now on may be this big (never less than the cap it was made with): the figures a
   // side sends grow with the test's connections.
   void allow_frames_up_to(std::uint64_t bytes) noexcept {
@@ -72,13 +69,13 @@ class ControlChannel {
   void beat();
   void schedule_beat();
 
-  asio::ip::tcp::socket socket_;
+  std::unique_ptr<net::TcpSocket> socket_;  // pointers keep Asio out of this header
   std::uint32_t max_frame_;
   std::string received_;
   std::chrono::steady_clock::duration stall_{};  // zero: no stall limit
   std::shared_ptr<int> writes_ = std::make_shared<int>(0);  // frames being written now
   std::string unsent_;  // the rest of a heartbeat the socket did not take whole
-  asio::steady_timer heartbeat_;
+  std::unique_ptr<net::SteadyTimer> heartbeat_;
   std::shared_ptr<bool> alive_;  // the heartbeat's handler runs only while this channel exists
 };
 

@@ -11,6 +11,7 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/use_future.hpp>
 #include <nlohmann/json.hpp>
 
