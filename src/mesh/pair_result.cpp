@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <stdexcept>
 
@@ -77,7 +78,7 @@ json to_json(const PairResult& pair) {
   return {{"from", pair.from}, {"to", pair.to}, {"from_address", pair.from_address}, {"to_address", pair.to_address},
           {"ok", pair.ok}, {"reason", pair.reason}, {"bits_per_second", pair.bits_per_second},
           {"sent_bytes", pair.sent_bytes}, {"received_bytes", pair.received_bytes}, {"retransmits", pair.retransmits},
-          {"report", pair.report}};
+          {"report", pair.report ? *pair.report : json()}};
 }
 
 std::vector<PairResult> parse_pairs(std::string_view text, std::uint32_t ranks) {
@@ -100,7 +101,7 @@ std::vector<PairResult> parse_pairs(std::string_view text, std::uint32_t ranks) 
     pair.sent_bytes = field<std::uint64_t>(entry, "sent_bytes");
     pair.received_bytes = field<std::uint64_t>(entry, "received_bytes");
     pair.retransmits = field<std::uint64_t>(entry, "retransmits");
-    pair.report = entry.contains("report") ? entry["report"] : json();
+    if (entry.contains("report") && !entry["report"].is_null()) pair.report = std::make_shared<const json>(entry["report"]);
     pairs.push_back(std::move(pair));
   }
   return pairs;
@@ -109,10 +110,10 @@ std::vector<PairResult> parse_pairs(std::string_view text, std::uint32_t ranks) 
 PairResult pair_from_run(PairResult pair, int exit_code, const std::string& report_text, const std::string& complaint) {
   json report = json::parse(report_text, nullptr, /*allow_exceptions=*/false);
   if (!report.is_discarded() && report.is_object()) {
-    pair.report = report;
+    pair.report = std::make_shared<const json>(report);
     read_figures(report, pair);
   }
-  pair.ok = exit_code == 0 && pair.report.is_object();
+  pair.ok = exit_code == 0 && pair.report != nullptr;  // set only from a JSON object
   if (!pair.ok) {
     pair.reason = !complaint.empty()              ? complaint
                   : report.is_object() && report.contains("error") && report["error"].is_string()

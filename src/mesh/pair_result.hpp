@@ -4,11 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace testio::mesh {
 
@@ -32,7 +33,9 @@ struct PairResult {
   std::string reason;                      // why it failed
   double bits_per_second = 0;              // what the receiver counted (the forward direction with --bidir)
   std::uint64_t sent_bytes = 0, received_bytes = 0, retransmits = 0;
-  nlohmann::ordered_json report;                   // the pair's testio JSON report, or null
+  // The pair's testio JSON report; null when none came or rank 0 dropped it (--mesh-results holds
+  // them). Shared and never changed: a pair is copied as it goes to the book, the report is not.
+  std::shared_ptr<const nlohmann::ordered_json> report;
 };
 
 nlohmann::ordered_json to_json(const PairResult& pair);

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace testio::mesh {
 
 std::string round_message(std::size_t round, const std::string& pairs_json) {
