@@ -20,10 +20,7 @@
 #include <string>
 #include <vector>
 
-#include <asio/awaitable.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/ip/udp.hpp>
-
+#include "net/asio_fwd.hpp"
 #include "config/config.hpp"
 #include "lifecycle/exchange.hpp"
 #include "lifecycle/peer_maker.hpp"
@@ -43,8 +40,8 @@ class TestParts;
 // connection's own address when there is one (the data connections then take the same route:
 // --spread, multipath).
 struct PeerPath {
-  std::vector<asio::ip::tcp::endpoint> data;
-  std::optional<asio::ip::tcp::endpoint> control_local;
+  std::vector<net::TcpEndpoint> data;
+  std::unique_ptr<net::TcpEndpoint> control_local;  // null when none (a pointer keeps Asio out of here)
 };
 
 // One test's peer. Made per test; owner: the control thread, which calls every member.
@@ -55,7 +52,7 @@ class ClientPeer {
   // The side of each workload this peer's data run on; null for the workload's own client side.
   virtual std::unique_ptr<workloads::TestSide> make_side(const spec::TestSpec&) { return nullptr; }
   // Agrees on the test (`threads` workers here) before any data connection opens.
-  virtual asio::awaitable<PeerPath> handshake(const spec::TestSpec& spec, unsigned threads) = 0;
+  virtual net::Awaitable<PeerPath> handshake(const spec::TestSpec& spec, unsigned threads) = 0;
   // What the peer adds to the start of the report: its threads, CPUs and clock, whether it
   // speaks testio, and its name when the data connections do not give it.
   virtual void describe_start(report::StartInfo& start) const = 0;
@@ -65,19 +62,19 @@ class ClientPeer {
   virtual std::array<unsigned char, 24> preamble(std::uint32_t) const { return {}; }
   virtual std::uint64_t test_id() const { return 0; }
   // Sent on data connection `i` once it is connected.
-  virtual asio::awaitable<void> introduce(asio::ip::tcp::socket& socket, std::uint32_t i);
+  virtual net::Awaitable<void> introduce(net::TcpSocket& socket, std::uint32_t i);
   // Flow `i` set up by the peer's own handshake, for its stream to take; none when the stream
   // finds its own.
-  virtual asio::awaitable<std::optional<asio::ip::udp::socket>> open_flow(std::uint32_t i);
+  virtual net::Awaitable<std::optional<net::UdpSocket>> open_flow(std::uint32_t i);
   // Returns when the peer holds every connection and the window may open.
-  virtual asio::awaitable<void> await_start();
+  virtual net::Awaitable<void> await_start();
   // While the streams run: throws, in one sentence, when the peer ends the test; returns (or
   // throws) once `limit` has passed.
-  virtual asio::awaitable<void> watch(std::chrono::steady_clock::duration limit);
+  virtual net::Awaitable<void> watch(std::chrono::steady_clock::duration limit);
   // True once the streams' part of the test (which opened at `clock`) is over; false when `limit`
   // passed first. By default once every stream has ended; a peer whose streams end only once it
   // is told the test ended says when its window is over, and conclude() tells it.
-  virtual asio::awaitable<bool> run_window(TestParts& parts, const engines::TestClock& clock,
+  virtual net::Awaitable<bool> run_window(TestParts& parts, const engines::TestClock& clock,
                                            std::chrono::steady_clock::duration limit);
   // How long past the window the streams may take to end, and why it failed when they took longer
   // (empty: the workload's own failure() tells it).
@@ -87,9 +84,9 @@ class ClientPeer {
   virtual void end_window(const workloads::DirectionLayout&) {}
   // After the window, before this side's figures are taken: the peer is told the test ended, and
   // the streams that end only then have ended. Nothing to do by default.
-  virtual asio::awaitable<void> conclude(TestParts&);
+  virtual net::Awaitable<void> conclude(TestParts&);
   // This side's figures go to the peer; the peer's come back (none from a plain peer).
-  virtual asio::awaitable<std::optional<DirectedResults>> exchange(const DirectedResults& mine,
+  virtual net::Awaitable<std::optional<DirectedResults>> exchange(const DirectedResults& mine,
                                                                           const workloads::TestSide& side,
                                                                           const spec::TestSpec& spec);
   // Both directions' reports of one workload, this side's figures beside the peer's (`start`

@@ -3,6 +3,9 @@
 #include <chrono>
 #include <string>
 
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
 namespace testio::http {
 namespace {
 

@@ -9,6 +9,8 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/steady_timer.hpp>

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "net/asio_fwd.hpp"
 #include "config/config.hpp"
 #include "lifecycle/foreign_clients.hpp"
 #include "protocols/iperf3/messages.hpp"
@@ -24,18 +25,18 @@ class Iperf3Clients final : public lifecycle::ForeignClients {
   // Every test reports through a report `metrics` makes for it (counted there).
   Iperf3Clients(const config::Config& config, metrics::ServerMetrics& metrics) : config_(config), metrics_(metrics) {}
 
-  asio::awaitable<std::optional<bool>> serve(asio::ip::tcp::socket socket, std::array<unsigned char, 4> first,
+  net::Awaitable<std::optional<bool>> serve(net::TcpSocket socket, std::array<unsigned char, 4> first,
                                              lifecycle::TestSlots& slots,
                                              std::chrono::steady_clock::duration handshake_limit) override;
-  bool take_datagram(const unsigned char* data, std::size_t size, const asio::ip::udp::endpoint& from,
+  bool take_datagram(const unsigned char* data, std::size_t size, const net::UdpEndpoint& from,
                      std::uint16_t port) override;
   std::pair<std::uint64_t, std::uint64_t> bytes_so_far() const noexcept override;
   metrics::Protocol protocol() const noexcept override { return metrics::Protocol::iperf3; }
 
  private:
   // The parameters, then the test through lifecycle::ServerTest, reported to `reporter`.
-  asio::awaitable<bool> run_test(Control& control, ServedTest& served, report::Reporter& reporter);
-  asio::awaitable<Params> exchange_params(Control& control, ServedTest& served);
+  net::Awaitable<bool> run_test(Control& control, ServedTest& served, report::Reporter& reporter);
+  net::Awaitable<Params> exchange_params(Control& control, ServedTest& served);
 
   const config::Config& config_;
   metrics::ServerMetrics& metrics_;

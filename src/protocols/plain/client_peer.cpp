@@ -2,6 +2,9 @@
 // receiver (nc, socat, a script, a testio raw sink) or echo server (--raw, --rr --raw).
 #include <sys/socket.h>
 
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+
 #include "report/raw_report.hpp"
 #include "protocols/plain/client_peer.hpp"
 #include "lifecycle/connect.hpp"
@@ -62,7 +65,7 @@ class PlainTcpPeer : public ClientPeer {
   asio::awaitable<PeerPath> handshake(const spec::TestSpec& spec, unsigned) override {
     std::vector<asio::ip::tcp::endpoint> endpoints = co_await resolve(config_);
     net::check_tuning(data_tuning(spec, true, config_.mss), endpoints.front().address().is_v4() ? AF_INET : AF_INET6);
-    co_return PeerPath{std::move(endpoints), std::nullopt};
+    co_return PeerPath{std::move(endpoints), nullptr};
   }
   void describe_start(report::StartInfo& start) const override {
     start.peer_protocol = "plain TCP";

@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 
 #include <asio/co_spawn.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 #include <asio/detached.hpp>
 #include <asio/write.hpp>
 #include <nlohmann/json.hpp>
@@ -161,7 +163,7 @@ asio::awaitable<PeerPath> TestioPeer::handshake(const spec::TestSpec& spec, unsi
   tcp::socket socket = co_await lifecycle::connect_any(endpoints, config_);
   lifecycle::tune_control_connection(socket, config_);
   server_ = socket.remote_endpoint();
-  PeerPath path{{server_}, socket.local_endpoint()};
+  PeerPath path{{server_}, std::make_unique<tcp::endpoint>(socket.local_endpoint())};
   co_await send_preamble(socket, {control::ConnectionKind::control});
   // The client trusts the server it chose a little more: results carry every interval.
   control_.emplace(std::move(socket), config_.limits.max_result_frame);
