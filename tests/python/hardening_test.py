@@ -212,7 +212,9 @@ def silent_and_trickling_connections_are_dropped():
 def garbage_and_idle_connections_do_not_spoil_a_running_test():
     with Server() as server:
         runner = start_client(server, "4", "-t", "3")
-        server.wait_for_tests()
+        # Running means its data flows: a data connection still before its preamble is as idle as
+        # the load's (the server may close it for a newer one from the same address).
+        harness.wait_for_data(server.port, 4)
         idle = [connect(server.port) for _ in range(50)]
         rng = random.Random(7)
         for _ in range(200):
