@@ -1,11 +1,25 @@
 #include "server/handshakes.hpp"
 
+#include <map>
+
+#include <asio/ip/address.hpp>
+#include <asio/ip/tcp.hpp>
+
 namespace testio::server {
 
+struct Handshakes::Lines {
+  std::map<asio::ip::address, std::list<Ticket*>> by_address;
+};
+
+Handshakes::Handshakes() : by_peer_(std::make_unique<Lines>()) {}
+
+Handshakes::~Handshakes() = default;
+
 Handshakes::Ticket::Ticket(Handshakes& handshakes, const asio::ip::address& peer, asio::ip::tcp::socket& socket)
-    : handshakes_(handshakes), peer_(peer), socket_(socket) {
-  std::list<Ticket*>& line = handshakes_.by_peer_[peer_];
-  place_ = line.insert(line.end(), this);
+    : handshakes_(handshakes), socket_(socket) {
+  const auto entry = handshakes_.by_peer_->by_address.try_emplace(peer).first;
+  peer_ = &entry->first;
+  place_ = entry->second.insert(entry->second.end(), this);
   ++handshakes_.total_;
 }
 
@@ -14,16 +28,16 @@ void Handshakes::Ticket::finish() noexcept {
 }
 
 void Handshakes::leave(Ticket& ticket) noexcept {
-  auto line = by_peer_.find(ticket.peer_);
+  auto line = by_peer_->by_address.find(*ticket.peer_);
   line->second.erase(ticket.place_);
-  if (line->second.empty()) by_peer_.erase(line);
+  if (line->second.empty()) by_peer_->by_address.erase(line);  // ticket.peer_ dangles now: it is done
   --total_;
   ticket.active_ = false;
 }
 
 std::uint32_t Handshakes::held_by(const asio::ip::address& peer) const {
-  auto line = by_peer_.find(peer);
-  return line == by_peer_.end() ? 0 : static_cast<std::uint32_t>(line->second.size());
+  auto line = by_peer_->by_address.find(peer);
+  return line == by_peer_->by_address.end() ? 0 : static_cast<std::uint32_t>(line->second.size());
 }
 
 namespace {
@@ -39,8 +53,8 @@ bool has_unread_bytes(asio::ip::tcp::socket& socket) {
 }  // namespace
 
 asio::ip::tcp::socket* Handshakes::evict_oldest_idle(const asio::ip::address& peer) {
-  auto line = by_peer_.find(peer);
-  if (line == by_peer_.end()) return nullptr;
+  auto line = by_peer_->by_address.find(peer);
+  if (line == by_peer_->by_address.end()) return nullptr;
   for (Ticket* ticket : line->second) {
     if (has_unread_bytes(ticket->socket_)) continue;
     leave(*ticket);  // `line` may be gone now: return at once

@@ -8,10 +8,9 @@
 
 #include <cstdint>
 #include <list>
-#include <map>
+#include <memory>
 
-#include <asio/ip/address.hpp>
-#include <asio/ip/tcp.hpp>
+#include "net/asio_fwd.hpp"
 
 namespace testio::server {
 
@@ -21,7 +20,7 @@ class Handshakes {
   // move); it leaves at finish() or destruction, or earlier when the connection is evicted.
   class Ticket {
    public:
-    Ticket(Handshakes& handshakes, const asio::ip::address& peer, asio::ip::tcp::socket& socket);
+    Ticket(Handshakes& handshakes, const asio::ip::address& peer, net::TcpSocket& socket);
     ~Ticket() { finish(); }
     Ticket(const Ticket&) = delete;
     Ticket& operator=(const Ticket&) = delete;
@@ -33,24 +32,30 @@ class Handshakes {
    private:
     friend class Handshakes;
     Handshakes& handshakes_;
-    asio::ip::address peer_;
-    asio::ip::tcp::socket& socket_;
+    const asio::ip::address* peer_ = nullptr;  // its line's key in Handshakes, which lives while the line does
+    net::TcpSocket& socket_;
     std::list<Ticket*>::iterator place_;
     bool active_ = true;
     bool evicted_ = false;
   };
+
+  Handshakes();
+  ~Handshakes();
+  Handshakes(const Handshakes&) = delete;
+  Handshakes& operator=(const Handshakes&) = delete;
 
   std::uint32_t total() const noexcept { return total_; }
   std::uint32_t held_by(const asio::ip::address& peer) const;
   // Takes `peer`'s oldest idle handshake out (nothing unread waits on its socket) and returns its
   // socket for the caller to answer and close; nullptr when every one has bytes waiting: those
   // finish as soon as their coroutines run, and the server's --max-pending still bounds them.
-  asio::ip::tcp::socket* evict_oldest_idle(const asio::ip::address& peer);
+  net::TcpSocket* evict_oldest_idle(const asio::ip::address& peer);
 
  private:
   void leave(Ticket& ticket) noexcept;
 
-  std::map<asio::ip::address, std::list<Ticket*>> by_peer_;  // oldest first
+  struct Lines;                    // each address's tickets, oldest first (handshakes.cpp)
+  std::unique_ptr<Lines> by_peer_;  // a pointer keeps Asio's address out of this header
   std::uint32_t total_ = 0;
 };
 

@@ -7,6 +7,8 @@
 
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
+#include <asio/ip/address.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/write.hpp>
 
 namespace testio::server {
