@@ -75,7 +75,7 @@ class ClientPeer {
   // passed first. By default once every stream has ended; a peer whose streams end only once it
   // is told the test ended says when its window is over, and conclude() tells it.
   virtual net::Awaitable<bool> run_window(TestParts& parts, const engines::TestClock& clock,
-                                           std::chrono::steady_clock::duration limit);
+                                          std::chrono::steady_clock::duration limit);
   // How long past the window the streams may take to end, and why it failed when they took longer
   // (empty: the workload's own failure() tells it).
   virtual std::chrono::seconds window_grace() const = 0;
@@ -87,8 +87,8 @@ class ClientPeer {
   virtual net::Awaitable<void> conclude(TestParts&);
   // This side's figures go to the peer; the peer's come back (none from a plain peer).
   virtual net::Awaitable<std::optional<DirectedResults>> exchange(const DirectedResults& mine,
-                                                                          const workloads::TestSide& side,
-                                                                          const spec::TestSpec& spec);
+                                                                  const workloads::TestSide& side,
+                                                                  const spec::TestSpec& spec);
   // Both directions' reports of one workload, this side's figures beside the peer's (`start`
   // describes every connection). By default lifecycle::side_by_side(); a peer that keeps the
   // figures it got in its own form puts those beside.

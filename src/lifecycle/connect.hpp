@@ -41,8 +41,8 @@ struct DataConnectionOptions {
 // Connects to the first endpoint that answers, from `config.bind_address` if set. Throws
 // std::runtime_error naming the peer.
 net::Awaitable<net::TcpSocket> connect_any(const std::vector<net::TcpEndpoint>& endpoints,
-                                                   const config::Config& config,
-                                                   const DataConnectionOptions& data = {});
+                                           const config::Config& config,
+                                           const DataConnectionOptions& data = {});
 
 // --cntl-ka on a client's control connection (--snd-timeout is connect_any's, on every
 // connection). Throws std::runtime_error with one sentence when the kernel refuses.

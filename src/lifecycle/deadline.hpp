@@ -61,10 +61,10 @@ net::Awaitable<Captured<T>> capture(net::Awaitable<T> operation) {
 // is the heaviest template in the tree, and each unit that awaited it compiled it again.
 template <typename T>
 net::Awaitable<T> within(net::Awaitable<T> operation, std::chrono::steady_clock::duration limit,
-                          std::string what);
+                         std::string what);
 extern template net::Awaitable<void> within(net::Awaitable<void>, std::chrono::steady_clock::duration,
-                                             std::string);
+                                            std::string);
 extern template net::Awaitable<std::size_t> within(net::Awaitable<std::size_t>,
-                                                    std::chrono::steady_clock::duration, std::string);
+                                                   std::chrono::steady_clock::duration, std::string);
 
 }  // namespace testio::lifecycle

@@ -36,8 +36,8 @@ class ForeignClients {
   // what identifies it within `handshake_limit`. Returns whether a test ran and succeeded
   // (nullopt: no test ran, e.g. a data connection, a refusal or a stranger). Never throws.
   virtual net::Awaitable<std::optional<bool>> serve(net::TcpSocket socket,
-                                                     std::array<unsigned char, 4> first, TestSlots& slots,
-                                                     std::chrono::steady_clock::duration handshake_limit) = 0;
+                                                    std::array<unsigned char, 4> first, TestSlots& slots,
+                                                    std::chrono::steady_clock::duration handshake_limit) = 0;
   // A datagram on the server's UDP `port` that is no testio flow's hello (an iperf3 client's UDP
   // stream saying it is there). True when taken.
   virtual bool take_datagram(const unsigned char* data, std::size_t size, const net::UdpEndpoint& from,

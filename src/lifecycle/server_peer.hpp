@@ -40,7 +40,7 @@ class ServerPeer {
   // Only `arrived` of the `expected` data connections (or flows) came `within` the limit: throws
   // the sentence the log and the report give, once the client has been told when it expects to be.
   virtual net::Awaitable<void> gathering_failed(std::uint32_t arrived, std::uint32_t expected,
-                                                 std::chrono::seconds within);
+                                                std::chrono::seconds within);
   // The test went above --server-bitrate-limit (`why`) and ends now, its streams still open: the
   // client hears it as its protocol says (iperf3's IETOTALRATE, testio's error frame) before a
   // stream's end could tell it something else.

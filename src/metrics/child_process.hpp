@@ -21,8 +21,8 @@ struct ChildEnd {
 // Runs `binary` with `args` (stdin and stdout /dev/null, stderr to `stderr_path`) and waits for it
 // on `io` without blocking (a pidfd); at `deadline` it is killed with SIGKILL.
 net::Awaitable<ChildEnd> run_child(asio::io_context& io, const std::string& binary,
-                                    const std::vector<std::string>& args, const std::string& stderr_path,
-                                    std::chrono::steady_clock::duration deadline);
+                                   const std::vector<std::string>& args, const std::string& stderr_path,
+                                   std::chrono::steady_clock::duration deadline);
 
 // Kills every child run_child() is waiting for (the exporter is stopping).
 void kill_children() noexcept;

@@ -58,7 +58,7 @@ class Server {
   net::Awaitable<void> handle_connection(net::TcpSocket socket);
   // A connection of the foreign peer's, with what was read of it (`first`); counts its test.
   net::Awaitable<void> serve_foreign(net::TcpSocket socket, std::array<unsigned char, 4> first,
-                                      std::chrono::steady_clock::duration handshake_limit);
+                                     std::chrono::steady_clock::duration handshake_limit);
 
   asio::io_context& io_;
   const config::Config& config_;

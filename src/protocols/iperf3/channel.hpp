@@ -35,7 +35,7 @@ class Control {
 
   // uint32 BE length then the JSON; a length above `cap` is a ProtocolError before any body byte.
   net::Awaitable<std::string> read_json(std::chrono::steady_clock::duration limit, std::uint32_t cap,
-                                         std::string what);
+                                        std::string what);
   net::Awaitable<void> write_json(std::string body);
   net::Awaitable<void> write_cookie(const Cookie& cookie);
 
@@ -43,7 +43,7 @@ class Control {
 
  private:
   net::Awaitable<void> read_exactly(void* data, std::size_t size, std::chrono::steady_clock::duration limit,
-                                     const std::string& what);
+                                    const std::string& what);
   net::Awaitable<void> write_bytes(std::string bytes);
 
   std::unique_ptr<net::TcpSocket> socket_;  // a pointer keeps Asio out of this header

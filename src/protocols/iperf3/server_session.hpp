@@ -26,8 +26,8 @@ class Iperf3Clients final : public lifecycle::ForeignClients {
   Iperf3Clients(const config::Config& config, metrics::ServerMetrics& metrics) : config_(config), metrics_(metrics) {}
 
   net::Awaitable<std::optional<bool>> serve(net::TcpSocket socket, std::array<unsigned char, 4> first,
-                                             lifecycle::TestSlots& slots,
-                                             std::chrono::steady_clock::duration handshake_limit) override;
+                                            lifecycle::TestSlots& slots,
+                                            std::chrono::steady_clock::duration handshake_limit) override;
   bool take_datagram(const unsigned char* data, std::size_t size, const net::UdpEndpoint& from,
                      std::uint16_t port) override;
   std::pair<std::uint64_t, std::uint64_t> bytes_so_far() const noexcept override;
