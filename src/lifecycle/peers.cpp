@@ -1,6 +1,9 @@
 // What a peer does unless its protocol says otherwise: the defaults of ClientPeer and ServerPeer.
 #include <chrono>
 
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 

@@ -7,7 +7,10 @@
 
 #include <sys/socket.h>
 
+#include <asio/any_io_executor.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
@@ -40,19 +43,29 @@ std::size_t connections_before_start(const TestParts& parts) {
 
 }  // namespace
 
-ServerTest::ServerTest(asio::any_io_executor executor, std::uint64_t id, TestRequest request, TestParts parts,
-                       std::vector<std::uint32_t> cpus, asio::ip::address peer, asio::ip::address local)
-    : executor_(executor),
+struct ServerTest::Network {
+  asio::any_io_executor executor;
+  asio::ip::address peer;
+  asio::ip::address local;
+  std::vector<std::optional<tcp::socket>> sockets;                    // by number, gathered until open_streams()
+  std::vector<std::optional<asio::ip::udp::socket>> flows;            // ... the peer's own flows, likewise
+  std::vector<std::optional<asio::ip::udp::endpoint>> flow_peers;     // by flow, once it said hello
+};
+
+ServerTest::ServerTest(const asio::any_io_executor& executor, std::uint64_t id, TestRequest request, TestParts parts,
+                       std::vector<std::uint32_t> cpus, const asio::ip::address& peer, const asio::ip::address& local)
+    : net_(std::make_unique<Network>(Network{executor, peer, local, {}, {}, {}})),
       id_(id),
       request_(std::move(request)),
       parts_(std::move(parts)),
       cpus_(std::move(cpus)),
-      peer_(std::move(peer)),
-      local_(std::move(local)),
-      sockets_(parts_.connections()),
-      all_arrived_(std::make_shared<engines::CompletionLatch>(executor, connections_before_start(parts_))) {}
+      all_arrived_(std::make_shared<engines::CompletionLatch>(executor, connections_before_start(parts_))) {
+  net_->sockets.resize(parts_.connections());
+}
 
 ServerTest::~ServerTest() = default;
+
+const asio::ip::address& ServerTest::peer() const noexcept { return net_->peer; }
 
 std::string ServerTest::attach(std::uint32_t number, tcp::socket socket) {
   auto [part, index] = parts_.locate(number);
@@ -65,17 +78,17 @@ std::string ServerTest::attach(std::uint32_t number, tcp::socket socket) {
                              part->streams->worker_for(index));
   }
   if (phase_ != Phase::gathering) return "the test has already started";
-  if (sockets_[number]) return "stream " + std::to_string(number) + " arrived twice";
-  sockets_[number].emplace(std::move(socket));
+  if (net_->sockets[number]) return "stream " + std::to_string(number) + " arrived twice";
+  net_->sockets[number].emplace(std::move(socket));
   all_arrived_->count_down();
   return {};
 }
 
 std::string ServerTest::gather_flow(std::uint32_t number, asio::ip::udp::socket socket) {
   if (phase_ != Phase::gathering || !gathers_flows_) return "the test is not gathering its flows";
-  if (number >= flows_.size()) return "flow " + std::to_string(number) + " is beyond the test's flows";
-  if (flows_[number]) return "flow " + std::to_string(number) + " arrived twice";
-  flows_[number].emplace(std::move(socket));
+  if (number >= net_->flows.size()) return "flow " + std::to_string(number) + " is beyond the test's flows";
+  if (net_->flows[number]) return "flow " + std::to_string(number) + " arrived twice";
+  net_->flows[number].emplace(std::move(socket));
   all_arrived_->count_down();
   return {};
 }
@@ -86,22 +99,22 @@ std::string ServerTest::attach_flow(std::uint32_t number, const asio::ip::udp::e
   if (!part)
     return "flow " + std::to_string(number) + " is beyond the test's " + std::to_string(parts_.connections()) +
            " flows";
-  if (flow_peers_.empty()) {
-    flow_peers_.resize(parts_.connections());
+  if (net_->flow_peers.empty()) {
+    net_->flow_peers.resize(parts_.connections());
     flow_fds_.assign(parts_.connections(), -1);
   }
   unsigned char answer[workloads::udp::kHelloSize];
   workloads::udp::write_hello({id_, number}, true, answer);
-  if (flow_peers_[number]) {
-    if (*flow_peers_[number] != from) return "flow " + std::to_string(number) + " said hello from a second address";
+  if (net_->flow_peers[number]) {
+    if (*net_->flow_peers[number] != from) return "flow " + std::to_string(number) + " said hello from a second address";
     (void)::send(flow_fds_[number], answer, sizeof(answer), MSG_DONTWAIT);  // its answer was lost
     return {};
   }
   engines::Worker& worker = part->streams->worker_for(index);
   asio::ip::udp::socket socket(worker.context());
   try {
-    const asio::ip::udp::endpoint local(local_.is_unspecified() ? asio::ip::address(asio::ip::address_v6::any()) : local_,
-                                        port);
+    const asio::ip::address any = asio::ip::address_v6::any();
+    const asio::ip::udp::endpoint local(net_->local.is_unspecified() ? any : net_->local, port);
     socket.open(local.protocol());
     socket.set_option(asio::socket_base::reuse_address(true));  // the port is shared by every flow
     socket.bind(local);
@@ -112,7 +125,7 @@ std::string ServerTest::attach_flow(std::uint32_t number, const asio::ip::udp::e
   const int fd = socket.native_handle();
   std::string refusal = part->side->route_flow(index, std::move(socket), worker);
   if (!refusal.empty()) return refusal;
-  flow_peers_[number] = from;
+  net_->flow_peers[number] = from;
   flow_fds_[number] = fd;
   (void)::send(fd, answer, sizeof(answer), MSG_DONTWAIT);
   return {};
@@ -128,8 +141,8 @@ asio::awaitable<bool> ServerTest::run(ServerPeer& peer, report::Reporter& report
   } over{*this};
   if (peer.gathers_flows()) {  // nothing has arrived yet: the latch counts the flows too from here
     gathers_flows_ = true;
-    flows_.resize(parts_.connections());
-    all_arrived_ = std::make_shared<engines::CompletionLatch>(executor_, expected_before_start());
+    net_->flows.resize(parts_.connections());
+    all_arrived_ = std::make_shared<engines::CompletionLatch>(net_->executor, expected_before_start());
   }
   co_await peer.accept(*this);
   co_await gather(peer);
@@ -167,15 +180,15 @@ asio::awaitable<void> ServerTest::gather(ServerPeer& peer) {
 void ServerTest::open_streams(ServerPeer& peer) {
   std::vector<std::string> warnings;
   for (TestPart& part : parts_) open_part(part, peer, warnings);
-  sockets_.clear();
-  flows_.clear();
+  net_->sockets.clear();
+  net_->flows.clear();
   parts_.front().start.spec.with = request_.spec.with;  // the whole test, as the client's report has it
   for (const std::string& warning : warnings) util::log_warn("{}", warning);
 }
 
 void ServerTest::open_part(TestPart& part, ServerPeer& peer, std::vector<std::string>& warnings) {
   const spec::TestSpec& spec = part.spec;
-  part.streams = std::make_unique<TestStreams>(executor_, part.layout, part.threads, cpus_, spec, Side::server);
+  part.streams = std::make_unique<TestStreams>(net_->executor, part.layout, part.threads, cpus_, spec, Side::server);
   part.streams->number_from(part.first);
   part.start = start_info(spec, request_.client_threads, parts_.threads(), /*from_client=*/false);
   part.start.peer = peer.name();
@@ -184,13 +197,13 @@ void ServerTest::open_part(TestPart& part, ServerPeer& peer, std::vector<std::st
   for (std::uint32_t i = 0; i < part.connections(); ++i) {
     std::optional<tcp::socket> socket;
     if (part.before_start()) {
-      socket = std::move(*sockets_[part.first + i]);
+      socket = std::move(*net_->sockets[part.first + i]);
       peer.tune(*socket, spec, part.layout.sends_on(Side::server, i), warnings);
       note_connection(part.start, socket->native_handle());
     }
     part.streams->add(*part.side, i, std::move(socket), {}, {}, id_);
-    if (gathers_flows_ && flows_[part.first + i]) {
-      asio::ip::udp::socket& flow = *flows_[part.first + i];
+    if (gathers_flows_ && net_->flows[part.first + i]) {
+      asio::ip::udp::socket& flow = *net_->flows[part.first + i];
       peer.tune_flow(flow, spec, warnings);
       std::string refused = part.streams->route_flow(*part.side, i, std::move(flow));
       if (!refused.empty()) warnings.push_back(std::move(refused));
@@ -234,7 +247,7 @@ asio::awaitable<void> ServerTest::wait_for_client(ServerPeer& peer) {
 // --server-bitrate-limit: the test's bytes so far, once a step, until the window ends the wait
 // (never, without a cap); the sentence that ends the test once they average above the cap.
 asio::awaitable<std::string> ServerTest::watch_total_rate() {
-  asio::steady_timer timer(executor_);
+  asio::steady_timer timer(net_->executor);
   if (rate_cap_bps_ <= 0) {
     timer.expires_at(asio::steady_timer::time_point::max());
     co_await timer.async_wait(asio::use_awaitable);

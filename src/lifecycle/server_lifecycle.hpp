@@ -10,17 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include <asio/any_io_executor.hpp>
-#include <asio/awaitable.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/ip/udp.hpp>
-
 #include "lifecycle/deadline.hpp"
 #include "lifecycle/exchange.hpp"
 #include "engines/completion_latch.hpp"
 #include "report/reporter.hpp"
 #include "lifecycle/server_peer.hpp"
 #include "lifecycle/parts.hpp"
+#include "net/asio_fwd.hpp"
 #include "workloads/workload.hpp"
 
 namespace testio::lifecycle {
@@ -31,10 +27,9 @@ class ServerTest {
   // `parts` are the workloads' server parts for `request.spec`; `cpus` pin the workers (-A: the
   // server's own list, else the client's).
   // `peer`: the address the client's control connection came from; `local`: the one it came to
-  // (where this test's UDP flows are answered from).
-  ServerTest(asio::any_io_executor executor, std::uint64_t id, TestRequest request, TestParts parts,
-             std::vector<std::uint32_t> cpus,
-             asio::ip::address peer = {}, asio::ip::address local = {});
+  // (where this test's UDP flows are answered from); either may be unspecified.
+  ServerTest(const asio::any_io_executor& executor, std::uint64_t id, TestRequest request, TestParts parts,
+             std::vector<std::uint32_t> cpus, const asio::ip::address& peer, const asio::ip::address& local);
   ~ServerTest();
 
   std::uint64_t id() const noexcept { return id_; }
@@ -42,7 +37,7 @@ class ServerTest {
   const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
   unsigned threads() const noexcept { return parts_.threads(); }
   std::uint64_t request_arrived_ns() const noexcept { return request_arrived_ns_; }
-  const asio::ip::address& peer() const noexcept { return peer_; }
+  const asio::ip::address& peer() const noexcept;
   // The data connections its client opens: at once before the start, or one per slot at a time.
   std::uint32_t data_connections() const noexcept { return parts_.connections(); }
   // When the request arrived (CLOCK_REALTIME ns), for the client's estimate of the clocks' offset.
@@ -57,15 +52,15 @@ class ServerTest {
 
   // Data connection `index` arrived: gathered before the start, or routed to its slot while a
   // during-test workload runs. Empty when taken; otherwise why it was refused.
-  std::string attach(std::uint32_t index, asio::ip::tcp::socket socket);
+  std::string attach(std::uint32_t index, net::TcpSocket socket);
   // UDP flow `index` said hello from `from` to this server's UDP `port` while the test runs: the
   // flow gets a socket of its own (bound to the port, connected to `from`), routed to its stream,
   // and the answer goes back from it. A repeated hello from the same place is answered again.
   // Empty when taken; otherwise why it was refused.
-  std::string attach_flow(std::uint32_t index, const asio::ip::udp::endpoint& from, std::uint16_t port);
+  std::string attach_flow(std::uint32_t index, const net::UdpEndpoint& from, std::uint16_t port);
   // Flow `index`, set up by the peer's own handshake before the start (ServerPeer::gathers_flows(),
   // iperf3 -u): gathered with the data connections, then routed to its stream. Empty when taken.
-  std::string gather_flow(std::uint32_t index, asio::ip::udp::socket socket);
+  std::string gather_flow(std::uint32_t index, net::UdpSocket socket);
 
   // What this side has received and sent so far (--metrics reads it when scraped: the workers'
   // own counters, nothing added to the data path); zeros once the test is reported, as its
@@ -79,33 +74,32 @@ class ServerTest {
 
   // Runs the test with `peer` to its end and reports it. Returns true when every stream ended
   // cleanly and both sides counted the same; throws when the client breaks the protocol or goes away.
-  asio::awaitable<bool> run(ServerPeer& peer, report::Reporter& reporter);
+  net::Awaitable<bool> run(ServerPeer& peer, report::Reporter& reporter);
 
  private:
   enum class Phase { gathering, running, over };
 
   std::size_t expected_before_start() const noexcept;
-  asio::awaitable<void> gather(ServerPeer& peer);
+  net::Awaitable<void> gather(ServerPeer& peer);
   void open_streams(ServerPeer& peer);
   void open_part(TestPart& part, ServerPeer& peer, std::vector<std::string>& warnings);
-  asio::awaitable<void> start(ServerPeer& peer, report::Reporter& reporter);
-  asio::awaitable<void> wait_for_client(ServerPeer& peer);
-  asio::awaitable<std::string> watch_total_rate();
-  asio::awaitable<void> finish_streams(ServerPeer& peer);
+  net::Awaitable<void> start(ServerPeer& peer, report::Reporter& reporter);
+  net::Awaitable<void> wait_for_client(ServerPeer& peer);
+  net::Awaitable<std::string> watch_total_rate();
+  net::Awaitable<void> finish_streams(ServerPeer& peer);
   bool report(ServerPeer& peer, report::Reporter& reporter);
 
-  asio::any_io_executor executor_;
+  // Its executor, its client's addresses, and the connections and flows it gathers: Asio's types,
+  // held through a pointer so that the doors that include this header parse no Asio.
+  struct Network;
+
+  std::unique_ptr<Network> net_;
   std::uint64_t id_;
   TestRequest request_;
   TestParts parts_;
   std::vector<std::uint32_t> cpus_;
-  asio::ip::address peer_;
-  asio::ip::address local_;
-  std::vector<std::optional<asio::ip::udp::endpoint>> flow_peers_;  // by flow, once it said hello
-  std::vector<int> flow_fds_;  // ... and its socket, owned by its stream (open until the test is over)
+  std::vector<int> flow_fds_;  // by flow, once it said hello: its socket, owned by its stream (open until the test is over)
   Phase phase_ = Phase::gathering;
-  std::vector<std::optional<asio::ip::tcp::socket>> sockets_;  // by number, gathered until open_streams()
-  std::vector<std::optional<asio::ip::udp::socket>> flows_;    // ... the peer's own flows, likewise
   bool gathers_flows_ = false;
   std::shared_ptr<engines::CompletionLatch> all_arrived_;      // the before-start workloads' connections
   std::uint32_t tests_beside_ = 0;

@@ -1,6 +1,7 @@
 // --metrics: the server's /metrics endpoint, and what a scrape reads.
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/ip/tcp.hpp>
 
 #include "server/server.hpp"
 

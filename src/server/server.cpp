@@ -7,6 +7,7 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/ip/tcp.hpp>
 #include <asio/ip/v6_only.hpp>
 #include <asio/read.hpp>
 #include <asio/redirect_error.hpp>
@@ -46,7 +47,7 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
       foreign_(foreign),
       slots_(config.limits.max_tests, config.limits.max_server_connections, config.limits.queue),
       log_(io.get_executor()),
-      door_({io.get_executor(), config, metrics, slots_, log_,
+      door_({io, config, metrics, slots_, log_,
              [this](int exit_code) {
                exit_code_ = exit_code;
                stop();

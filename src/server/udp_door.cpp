@@ -1,5 +1,7 @@
 #include "server/udp_door.hpp"
 
+#include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 #include <asio/ip/v6_only.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "protocols/testio/framing.hpp"
 #include "protocols/testio/protocol.hpp"
 
@@ -53,9 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::string_view input(reinterpret_cast<const char*>(data), size);
   while (!input.empty()) {
-    DecodedFrame frame = decode_frame(input, limits.max_frame);
+    nlohmann::json message;
+    DecodedFrame frame = decode_frame(input, limits.max_frame, message);
     if (frame.status != DecodedFrame::Status::ok) break;
-    parse_every_way(frame.message, limits);
+    parse_every_way(message, limits);
     input.remove_prefix(frame.consumed);
   }
   return 0;

@@ -12,6 +12,7 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/ip/tcp.hpp>
 #include <spdlog/spdlog.h>
 
 #include "engines/loopback_pairs.hpp"
@@ -281,7 +282,7 @@ TEST(ServerTestSteps, AttachTakesEachConnectionOnceAndOnlyWhileGathering) {
   asio::io_context io;
   spec::TestSpec spec = timed(2);
   control::TestRequest request{spec, 1, "test", ""};
-  ServerTest test(io.get_executor(), 42, request, server_parts(spec), {});
+  ServerTest test(io.get_executor(), 42, request, server_parts(spec), {}, asio::ip::address{}, asio::ip::address{});
   auto connection = [&] { return testing::loopback_pair(io).second; };
   EXPECT_EQ(test.attach(0, connection()), "");
   EXPECT_EQ(test.attach(0, connection()), "stream 0 arrived twice");
@@ -289,7 +290,8 @@ TEST(ServerTestSteps, AttachTakesEachConnectionOnceAndOnlyWhileGathering) {
   spec.workload = "transfers";
   spec.duration_s = 0;
   workloads::set_part(spec, workloads::transfers::TransfersSpec{5, 10, false});
-  ServerTest transfers(io.get_executor(), 43, control::TestRequest{spec, 1, "test", ""}, server_parts(spec), {});
+  ServerTest transfers(io.get_executor(), 43, control::TestRequest{spec, 1, "test", ""}, server_parts(spec), {},
+                        asio::ip::address{}, asio::ip::address{});
   EXPECT_EQ(transfers.attach(0, connection()), "the transfers have not started (or have ended)");
 }
 

@@ -63,11 +63,12 @@ asio::awaitable<nlohmann::json> ControlChannel::read(std::chrono::steady_clock::
 }
 
 std::optional<nlohmann::json> ControlChannel::buffered_frame() {
-  DecodedFrame frame = decode_frame(received_, max_frame_);
+  nlohmann::json message;
+  DecodedFrame frame = decode_frame(received_, max_frame_, message);
   switch (frame.status) {
     case DecodedFrame::Status::ok:
       received_.erase(0, frame.consumed);
-      return std::move(frame.message);
+      return message;
     case DecodedFrame::Status::too_large:
     case DecodedFrame::Status::malformed:
       throw ProtocolError(frame.error);

@@ -728,7 +728,7 @@ std::string error_frame(const std::string& message, const std::string& code) {
   return encode_frame(error_message(message, code));
 }
 
-DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body) noexcept {
+DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body, nlohmann::json& message) noexcept {
   DecodedFrame result;
   if (input.size() < kFrameHeaderBytes) return result;
   std::uint32_t length = 0;
@@ -742,14 +742,13 @@ DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body) noexce
   }
   if (input.size() - kFrameHeaderBytes < length) return result;
   std::string_view body = input.substr(kFrameHeaderBytes, length);
-  nlohmann::json message = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  message = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (message.is_discarded() || !message.is_object()) {
     result.status = DecodedFrame::Status::malformed;
     result.error = "control frame is not a JSON object";
     return result;
   }
   result.status = DecodedFrame::Status::ok;
-  result.message = std::move(message);
   result.consumed = kFrameHeaderBytes + length;
   return result;
 }

@@ -11,7 +11,10 @@
 #include <cstdio>
 #include <random>
 
+#include <asio/awaitable.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
 #include <nlohmann/json.hpp>
 
 #include "engines/bulk_streams.hpp"
@@ -139,7 +142,7 @@ asio::awaitable<void> TestioServerPeer::exchange(TestParts& parts) {
 class TestioDoor::PeerTests {
  public:
   PeerTests(TestioDoor& door, asio::ip::address peer)
-      : counts_(door.tests_per_peer_), alive_(door.alive_), peer_(std::move(peer)) {
+      : counts_(*door.tests_per_peer_), alive_(door.alive_), peer_(std::move(peer)) {
     ++counts_[peer_];
   }
   ~PeerTests() {
@@ -166,7 +169,8 @@ struct TestioDoor::Admission {
   std::unique_ptr<lifecycle::TestSlots::Held> slot;  // from when it is granted
 };
 
-TestioDoor::TestioDoor(Server server) : server_(std::move(server)) {
+TestioDoor::TestioDoor(Server server)
+    : server_(std::move(server)), tests_per_peer_(std::make_unique<std::map<asio::ip::address, std::uint32_t>>()) {
   const config::Config& config = server_.config;
   if (!config.file.empty()) served_file_.emplace(config.file);
   if (!config.psk_file.empty()) {
@@ -276,7 +280,7 @@ asio::awaitable<TestRequest> TestioDoor::read_request(ControlChannel& control) {
 std::string TestioDoor::cap_refusal(const asio::ip::address& peer, std::uint64_t connections) const {
   const spec::Limits& limits = server_.config.limits;
   const std::uint32_t per_peer = limits.max_tests_per_peer;
-  if (auto held = tests_per_peer_.find(peer); per_peer && held != tests_per_peer_.end() && held->second >= per_peer)
+  if (auto held = tests_per_peer_->find(peer); per_peer && held != tests_per_peer_->end() && held->second >= per_peer)
     return "this address already has " + tests_text(held->second) + " running or waiting here, the server's cap " +
            "(--max-tests-per-peer " + std::to_string(per_peer) + ")";
   if (limits.max_server_connections && connections > limits.max_server_connections)
@@ -313,7 +317,7 @@ asio::awaitable<std::string> TestioDoor::take_slot(ControlChannel& control, Admi
     server_.slots.count_busy();
     co_return busy_refusal();
   }
-  lifecycle::TestSlots::Place place(server_.slots, server_.executor, admission.connections);
+  lifecycle::TestSlots::Place place(server_.slots, server_.io.get_executor(), admission.connections);
   util::log_info("{} waits: {} ahead", admission.who, tests_text(place.ahead()));
   const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(max_wait_s));
@@ -412,7 +416,7 @@ std::shared_ptr<ServerTest> TestioDoor::admit(TestRequest request, const asio::i
   }
   const spec::TestSpec& spec = request.spec;
   std::vector<std::uint32_t> cpus = server_.config.spec.cpus.empty() ? spec.cpus : server_.config.spec.cpus;
-  auto test = std::make_shared<ServerTest>(server_.executor, new_test_id(), std::move(request), std::move(parts),
+  auto test = std::make_shared<ServerTest>(server_.io.get_executor(), new_test_id(), std::move(request), std::move(parts),
                                            std::move(cpus), peer, local);
   test->cap_total_rate(server_.config.limits.max_total_rate_bps, server_.config.limits.total_rate_window_s);
   tests_.emplace(test->id(), test);

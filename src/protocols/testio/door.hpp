@@ -16,14 +16,11 @@
 #include <string>
 #include <utility>
 
-#include <asio/any_io_executor.hpp>
-#include <asio/awaitable.hpp>
-#include <asio/ip/tcp.hpp>
-
 #include "config/config.hpp"
 #include "lifecycle/log_limiter.hpp"
 #include "lifecycle/slots.hpp"
 #include "metrics/server_metrics.hpp"
+#include "net/asio_fwd.hpp"
 #include "protocols/testio/protocol.hpp"
 #include "util/mapped_file.hpp"
 
@@ -40,7 +37,7 @@ class TestioDoor {
   // What the door shares with the server that owns it. `one_off_ended` is called with the exit
   // code when a -1 server's one test (or its refused request) is over.
   struct Server {
-    asio::any_io_executor executor;
+    asio::io_context& io;  // where the door's coroutines and its tests run
     const config::Config& config;
     metrics::ServerMetrics& reporter;  // every test's report goes through it, counted
     lifecycle::TestSlots& slots;       // the slots and queue every protocol's tests share
@@ -56,7 +53,7 @@ class TestioDoor {
 
   // A connection whose preamble (`decoded`) has been read whole: a control connection's test is
   // run to its end; a data connection is attached to its test; a wrong version is told so.
-  asio::awaitable<void> enter(asio::ip::tcp::socket socket, const DecodedPreamble& decoded, const std::string& peer);
+  net::Awaitable<void> enter(net::TcpSocket socket, const DecodedPreamble& decoded, const std::string& peer);
 
   // The test `id` names, or nullptr.
   lifecycle::ServerTest* find(std::uint64_t id) const;
@@ -69,19 +66,19 @@ class TestioDoor {
   class PeerTests;  // a test counted against its address's cap from its request to its end
   struct Admission;  // a request that passed its caps and has a slot
 
-  void handle_data(asio::ip::tcp::socket socket, const Preamble& preamble, const std::string& peer);
-  asio::awaitable<void> handle_control(asio::ip::tcp::socket socket);
+  void handle_data(net::TcpSocket socket, const Preamble& preamble, const std::string& peer);
+  net::Awaitable<void> handle_control(net::TcpSocket socket);
   // The request, its caps and its slot (after a wait in the queue); nothing when it was refused,
   // which the client has been told and the log says.
-  asio::awaitable<std::optional<Admission>> admit_request(ControlChannel& control, const std::string& peer);
+  net::Awaitable<std::optional<Admission>> admit_request(ControlChannel& control, const std::string& peer);
   // The hello, the request, its key and its rules; throws what the client is to be told.
-  asio::awaitable<TestRequest> read_request(ControlChannel& control);
+  net::Awaitable<TestRequest> read_request(ControlChannel& control);
   // Which cap a request from `peer` of `connections` meets, in a sentence naming the option; empty: none.
   std::string cap_refusal(const asio::ip::address& peer, std::uint64_t connections) const;
   // Why a test that may not wait for a slot is turned away.
   std::string busy_refusal() const;
   // A slot at once, or after a wait in the queue; empty when held, else the sentence for the client.
-  asio::awaitable<std::string> take_slot(ControlChannel& control, Admission& admission);
+  net::Awaitable<std::string> take_slot(ControlChannel& control, Admission& admission);
   std::chrono::steady_clock::duration stall_limit() const;
   // A checked request becomes a test under way: its workload's server side (which may refuse it),
   // an id, and an entry data connections can find.
@@ -95,7 +92,8 @@ class TestioDoor {
   std::optional<std::string> key_;
   std::optional<util::MappedFile> served_file_;  // -F: what --transfers download
   std::map<std::uint64_t, std::shared_ptr<lifecycle::ServerTest>> tests_;
-  std::map<asio::ip::address, std::uint32_t> tests_per_peer_;  // tests running or waiting, by address
+  // Tests running or waiting, by address (a pointer: a map keyed by Asio's address needs Asio).
+  std::unique_ptr<std::map<asio::ip::address, std::uint32_t>> tests_per_peer_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // what a test's frame checks as it goes
 };
 

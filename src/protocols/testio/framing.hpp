@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace testio::control {
 
@@ -16,12 +16,12 @@ std::string encode_frame(const nlohmann::json& message);
 
 struct DecodedFrame {
   enum class Status { need_more, ok, too_large, malformed } status = Status::need_more;
-  nlohmann::json message;      // set when ok: always a JSON object
   std::size_t consumed = 0;    // bytes of `input` the frame used, when ok
   std::string error;           // one sentence when too_large or malformed
 };
 
-// Looks for one whole frame at the start of `input`. Never throws.
-DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body) noexcept;
+// Looks for one whole frame at the start of `input`; when it is ok, `message` is its body, always
+// a JSON object (an out parameter, so this header needs only json_fwd.hpp). Never throws.
+DecodedFrame decode_frame(std::string_view input, std::uint32_t max_body, nlohmann::json& message) noexcept;
 
 }  // namespace testio::control
