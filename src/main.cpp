@@ -28,7 +28,6 @@
 #include "util/daemon.hpp"
 #include "util/descriptors.hpp"
 #include "util/log.hpp"
-#include "util/logging.hpp"
 #include "util/spawn.hpp"
 #include "util/units.hpp"
 

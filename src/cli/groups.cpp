@@ -294,7 +294,7 @@ void fill_extent(const ParsedOptions& args, spec::TestSpec& spec, GivenOptions& 
     given.time = true;
     spec.duration_s = util::parse_seconds(*time, "-t/--time");
     // A profile's count gives way (a workload's own, in its group); one typed beside -t is
-    // refused as such (validate.cpp).
+    // refused as such (validate(), in options.cpp).
     if (!args.count("bytes")) spec.total_bytes = 0;
   }
   if (auto bytes = typed(args, "bytes")) {

@@ -1,21 +1,22 @@
 // The command line's options, one file per group: its definitions (under one --help heading), how
 // a parsed command line fills the Config from them (only what was typed: the rest keeps the
 // spec's defaults, or a profile's spec) and the rules only the command line knows about them.
-// options.cpp and validate.cpp run the groups in order.
+// options.cpp runs the groups in order: first filling the Config, then checking it (validate()).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "cli/validate.hpp"
 #include "config/config.hpp"
+#include "options/given.hpp"
 #include "options/option_table.hpp"
 #include "options/parsing.hpp"
 #include "util/units.hpp"
 
 namespace testio::cli {
 
+using options::GivenOptions;
 using options::OptionTable;
 using options::ParsedOptions;
 using options::parse_name;

@@ -7,7 +7,6 @@
 #include "cli/iperf3_options.hpp"
 #include "cli/manual.hpp"
 #include "cli/profile.hpp"
-#include "cli/validate.hpp"
 #include "util/units.hpp"
 #include "workloads/registry.hpp"
 
@@ -97,6 +96,34 @@ bool typed_over(const ParsedOptions& args, const std::string& key) {
          (key == "time" && args.count("bytes") > 0) || (key == "bytes" && args.count("time") > 0) ||
          (key == "json" && args.count("json-stream") > 0) || (key == "json-stream" && args.count("json") > 0) ||
          (key == "server" && args.count("client") > 0) || (key == "client" && args.count("server") > 0);
+}
+
+// The command line's own rules, group by group (cli/*_options.cpp: which options go with which
+// role, which exclude each other, and what only this side knows), then the rules of the test
+// itself: workloads::check(), the function the server applies to every request too.
+void validate(const config::Config& config, const GivenOptions& given) {
+  check_general(config, given);
+  check_raw(config, given);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (!group.after_the_test) group.check(config, given);
+  check_tuning(config, given);
+  check_test(config, given);
+  for (const workloads::OptionGroup& group : workloads::option_groups())
+    if (group.after_the_test) group.check(config, given);
+  check_metrics(config, given);
+  check_mesh(config, given);
+  // A profile's "with" (workloads side by side) needs a testio server at the other end.
+  if (!config.spec.with.empty()) {
+    if (config.role == config::Role::server) throw util::UsageError("\"with\" (workloads side by side) is the client's");
+    if (config.raw || config.iperf3 || config.mesh)
+      throw util::UsageError(std::string("\"with\" (workloads side by side) needs a testio server: ") +
+                             (config.raw ? "--raw" : config.iperf3 ? "--iperf3" : "--mesh") + " runs one workload");
+  }
+  try {
+    workloads::check(config.spec, config.limits);
+  } catch (const spec::SpecError& error) {
+    throw util::UsageError(error.what());
+  }
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ struct ParsedCommandLine {
   std::string help_text;
 };
 
-// Throws util::UsageError with one sentence for anything it cannot accept. Runs validate();
+// Throws util::UsageError with one sentence for anything it cannot accept. Checks every rule;
 // --dry-run stops there (Action::check), which is how `testio campaign` checks every cell first.
 ParsedCommandLine parse_command_line(int argc, const char* const* argv);
 

@@ -1,4 +1,5 @@
 #include "options/option_table.hpp"
+#include "options/parsing.hpp"
 
 #include <algorithm>
 #include <cxxopts.hpp>
@@ -112,5 +113,17 @@ bool OptionTable::has_long_name(const std::string& name) const {
 }
 
 std::string OptionTable::help(const std::vector<std::string>& groups) const { return options_->help(groups); }
+
+// What every group does with the text typed (options/parsing.hpp).
+std::optional<std::string> typed(const ParsedOptions& args, const char* name) {
+  if (!args.count(name)) return std::nullopt;
+  return args.value(name);
+}
+
+std::uint32_t parse_u32(const std::string& text, const char* what) {
+  std::uint64_t value = util::parse_count(text, what);
+  if (value > 0xffffffffull) throw util::UsageError(std::string(what) + " '" + text + "' is too large");
+  return static_cast<std::uint32_t>(value);
+}
 
 }  // namespace testio::options

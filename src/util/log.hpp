@@ -1,13 +1,19 @@
-// Diagnostics: warnings and notes for the user, through spdlog's default logger (util/logging.hpp
-// sets it up). Include this, not <spdlog/spdlog.h>: a unit that logs then parses fmt's core
+// Diagnostics: warnings and notes for the user, through spdlog's default logger, which
+// setup_logging() makes: to stderr (or the --logfile), so stdout carries only the report. Include this, not <spdlog/spdlog.h>: a unit that logs then parses fmt's core
 // (about 26,000 preprocessed lines) instead of spdlog and fmt's whole formatting library (about
 // 77,000), and the message is formatted once, in log.cpp, by libfmt's compiled code. The format
 // string is still checked where it is written. Not for hot paths: nothing per call logs.
 #pragma once
 
+#include <string>
+
 #include <fmt/core.h>
 
 namespace testio::util {
+
+// verbosity: 0 = warnings and errors, 1 = info (-v), 2 = debug (--debug). A non-empty `logfile`
+// receives the diagnostics instead of stderr; throws std::runtime_error if it cannot be opened.
+void setup_logging(int verbosity, const std::string& logfile = {});
 
 enum class LogLevel { debug, info, warn, error };
 

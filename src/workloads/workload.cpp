@@ -1,3 +1,5 @@
+// What every workload shares: the defaults of a TestSide, the direction layout, and the checks
+// several workloads make.
 #include "workloads/workload.hpp"
 
 #include <asio/ip/tcp.hpp>
@@ -15,6 +17,24 @@
 #include <stdexcept>
 
 namespace testio::workloads {
+
+// Which connections carry which direction (workloads/layout.hpp).
+DirectionLayout DirectionLayout::of(spec::Direction direction, std::uint32_t connections) noexcept {
+  switch (direction) {
+    case spec::Direction::reverse: return {0, connections};
+    case spec::Direction::bidir: return {connections, connections};
+    case spec::Direction::forward: break;
+  }
+  return {connections, 0};
+}
+
+std::vector<std::uint32_t> DirectionLayout::connections(bool forward_direction) const {
+  std::vector<std::uint32_t> list;
+  const std::uint32_t first = forward_direction ? 0 : forward;
+  for (std::uint32_t i = 0; i < count(forward_direction); ++i) list.push_back(first + i);
+  return list;
+}
+
 
 std::string TestSide::route(std::uint32_t, asio::ip::tcp::socket, engines::Worker&) {
   return "the test takes no connections once it has started";
