@@ -98,7 +98,8 @@ class ServerTest {
   TestRequest request_;
   TestParts parts_;
   std::vector<std::uint32_t> cpus_;
-  std::vector<int> flow_fds_;  // by flow, once it said hello: its socket, owned by its stream (open until the test is over)
+  // By flow, once it said hello: its socket, owned by its stream (open until the test is over).
+  std::vector<int> flow_fds_;
   Phase phase_ = Phase::gathering;
   bool gathers_flows_ = false;
   std::shared_ptr<engines::CompletionLatch> all_arrived_;      // the before-start workloads' connections

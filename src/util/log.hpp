@@ -1,8 +1,9 @@
 // Diagnostics: warnings and notes for the user, through spdlog's default logger, which
-// setup_logging() makes: to stderr (or the --logfile), so stdout carries only the report. Include this, not <spdlog/spdlog.h>: a unit that logs then parses fmt's core
-// (about 26,000 preprocessed lines) instead of spdlog and fmt's whole formatting library (about
-// 77,000), and the message is formatted once, in log.cpp, by libfmt's compiled code. The format
-// string is still checked where it is written. Not for hot paths: nothing per call logs.
+// setup_logging() makes: to stderr (or the --logfile), so stdout carries only the report.
+// Include this, not <spdlog/spdlog.h>: a unit that logs then parses fmt's core (about 26,000
+// preprocessed lines) instead of spdlog and fmt's whole formatting library (about 77,000), and the
+// message is formatted once, in log.cpp, by libfmt's compiled code. The format string is still
+// checked where it is written. Not for hot paths: nothing per call logs.
 #pragma once
 
 #include <string>
