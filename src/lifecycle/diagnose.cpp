@@ -6,12 +6,12 @@
 #include "lifecycle/diagnose.hpp"
 
 #include <algorithm>
-#include <cstdint>
-#include <string>
-#include <vector>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -95,7 +95,7 @@ std::vector<VariationPlan> plans_for(const std::string& limit, const config::Con
   return {more_connections(config, Expect::gain), larger_buffer(report, Expect::gain), truncating_receiver(report)};
 }
 
-
+// Running them.
 namespace {
 
 using Plan = VariationPlan;
