@@ -117,10 +117,8 @@ int main(int argc, char** argv) {
 
   const testio::config::Config& config = parsed.config;
   const bool server = config.role == testio::config::Role::server;
-  std::optional<testio::util::PidFile> pidfile;
   try {
     if (config.daemon) testio::util::detach();  // before any thread: only the calling one survives fork()
-    if (!config.pidfile.empty()) pidfile.emplace(config.pidfile);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "testio: %s\n", error.what());
     return kExitRuntime;
@@ -138,6 +136,14 @@ int main(int argc, char** argv) {
   try {
     // The server's status lines (listening, each test) are its main output on stderr.
     testio::util::setup_logging(server ? std::max(1, config.verbosity) : config.verbosity, config.logfile);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "testio: %s\n", error.what());
+    return kExitRuntime;
+  }
+  // The pid file comes last: a script that waits for it may then read the log file, which exists.
+  std::optional<testio::util::PidFile> pidfile;
+  try {
+    if (!config.pidfile.empty()) pidfile.emplace(config.pidfile);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "testio: %s\n", error.what());
     return kExitRuntime;
