@@ -88,6 +88,19 @@ int run(const testio::config::Config& config, testio::report::Reporter& reporter
   return testio::server::run_server(config, metrics, peers.get());
 }
 
+// How the report reads, from the options that shape it.
+testio::report::ReporterOptions reporter_options(const testio::config::Config& config) {
+  testio::report::ReporterOptions options;
+  options.verbose = config.verbosity > 0;
+  options.unit = config.unit;
+  options.stamps = {config.timestamp_format, config.title, config.flush_lines};
+  options.title = config.title;
+  options.extra_data = config.extra_data;
+  options.server_output = config.server_output && config.role != testio::config::Role::server;
+  options.stream_full_document = config.stream_full_document;
+  return options;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,14 +161,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "testio: %s\n", error.what());
     return kExitRuntime;
   }
-  testio::report::ReporterOptions options;
-  options.verbose = config.verbosity > 0;
-  options.unit = config.unit;
-  options.stamps = {config.timestamp_format, config.title, config.flush_lines};
-  options.title = config.title;
-  options.extra_data = config.extra_data;
-  options.server_output = config.server_output && !server;
-  options.stream_full_document = config.stream_full_document;
+  const testio::report::ReporterOptions options = reporter_options(config);
   std::unique_ptr<testio::report::Reporter> reporter = testio::report::make_reporter(config.output, out, options);
   // --prometheus: the same events, and the file once the exit code is known.
   std::optional<testio::metrics::TextfileReporter> textfile;
