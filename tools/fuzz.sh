@@ -66,22 +66,32 @@ ninja -C "$out" -j 2 >/dev/null
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/control" "$scratch/udp" "$scratch/url" "$scratch/http" "$scratch/mesh" "$scratch/qdisc"
+
+# fuzz NAME CORPUS SECONDS MAX_LEN LINES: one target over its committed corpus, new inputs kept in
+# the scratch directory; prints the last LINES of libFuzzer's output (its final stats).
 # -rss_limit_mb keeps memory bounded; -max_len lets a few frames fit; -timeout catches hangs.
-"$out/control_fuzzer" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
-  -print_final_stats=1 "$scratch/control" tests/fuzz/corpus 2>&1 | tail -n 12
-echo "== fuzzing what a UDP receiver reads"
-"$out/udp_fuzzer" -max_total_time=$(( (seconds + 2) / 3 )) -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-  -print_final_stats=1 "$scratch/udp" tests/fuzz/udp_corpus 2>&1 | tail -n 6
-echo "== fuzzing the URLs of HTTP downloads"
-"$out/url_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
-  -print_final_stats=1 "$scratch/url" tests/fuzz/url_corpus 2>&1 | tail -n 6
-echo "== fuzzing the HTTP requests of /metrics and /probe"
-"$out/http_request_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=9000 -rss_limit_mb=2048 -timeout=10 \
-  -print_final_stats=1 "$scratch/http" tests/fuzz/http_corpus 2>&1 | tail -n 6
-echo "== fuzzing what rank 0 gathers from the mesh's ranks"
-"$out/mesh_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
-  -print_final_stats=1 "$scratch/mesh" tests/fuzz/mesh_corpus 2>&1 | tail -n 6
-echo "== fuzzing the kernel's qdisc dumps"
-"$out/qdisc_fuzzer" -max_total_time=$(( (seconds + 5) / 6 )) -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
-  -print_final_stats=1 "$scratch/qdisc" tests/fuzz/qdisc_corpus 2>&1 | tail -n 6
+fuzz() {
+  local name=$1 corpus=$2 seconds=$3 max_len=$4 lines=$5
+  mkdir -p "$scratch/$name"
+  "$out/$name" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 "$scratch/$name" "$corpus" 2>&1 | tail -n "$lines"
+}
+
+# The targets run in two lanes side by side, one a core: the control protocol for SECONDS in
+# one, the other five one after the other in the other (a third and four sixths of SECONDS).
+# Each lane's output is printed whole once both have ended; a target that fails fails its lane.
+third=$(( (seconds + 2) / 3 ))
+sixth=$(( (seconds + 5) / 6 ))
+(
+  fuzz udp_fuzzer tests/fuzz/udp_corpus "$third" 65536 6 | sed '1i == fuzzing what a UDP receiver reads'
+  fuzz url_fuzzer tests/fuzz/url_corpus "$sixth" 4096 6 | sed '1i == fuzzing the URLs of HTTP downloads'
+  fuzz http_request_fuzzer tests/fuzz/http_corpus "$sixth" 9000 6 | sed '1i == fuzzing the HTTP requests of /metrics and /probe'
+  fuzz mesh_fuzzer tests/fuzz/mesh_corpus "$sixth" 8192 6 | sed "1i == fuzzing what rank 0 gathers from the mesh's ranks"
+  fuzz qdisc_fuzzer tests/fuzz/qdisc_corpus "$sixth" 8192 6 | sed "1i == fuzzing the kernel's qdisc dumps"
+) >"$scratch/second-lane.out" 2>&1 &
+second_lane=$!
+status=0
+fuzz control_fuzzer tests/fuzz/corpus "$seconds" 8192 12 || status=1
+wait "$second_lane" || status=1
+cat "$scratch/second-lane.out"
+exit $status

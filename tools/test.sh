@@ -109,30 +109,36 @@ run_halves() {  # build dir, meson test arguments for both halves...
   logs+=("$dir/meson-logs/first-half.junit.xml" "$dir/meson-logs/second-half.junit.xml")
 }
 
-# build_aside NAME COMMAND...: COMMAND (a program or a function of this script) in a background
-# subshell at the lowest CPU priority, its output kept for later; the pid is in $aside.
+# The builds the later steps need, one after the other in a background subshell at the lowest CPU
+# priority (started after the testbed's first step, beside the steps that follow it): the fuzz
+# targets, the ASan + UBSan build, the TSan build. Each writes its output to $scratch/NAME.out
+# and then its exit status to $scratch/NAME.built, so a step can start as soon as its own build
+# is done while the next one compiles beside it.
 build_aside() {
-  local name=$1
-  shift
   (
     renice -n 19 -p "$BASHPID" >/dev/null
-    "$@"
-  ) >"$scratch/$name.out" 2>&1 &
+    tools/fuzz.sh --build-only >"$scratch/build-fuzz.out" 2>&1
+    echo $? >"$scratch/build-fuzz.built"
+    tools/build.sh build-asan "${asan_setup[@]}" >"$scratch/build-asan.out" 2>&1
+    echo $? >"$scratch/build-asan.built"
+    build_tsan >"$scratch/build-tsan.out" 2>&1
+    echo $? >"$scratch/build-tsan.built"
+  ) &
   aside=$!
 }
 
-# finish_aside NAME PID: waits for a build started aside, prints its output; 0 if it built.
-finish_aside() {
-  local name=$1 pid=$2
-  wait "$pid"
-  local result=$?
-  cat "$scratch/$name.out"
-  if [ $result -ne 0 ]; then
+# wait_built NAME: waits for the build NAME of the background builds, prints its output; 0 if it
+# built. A build that never says (the background subshell died) fails too.
+wait_built() {
+  local name=$1
+  while [ ! -f "$scratch/$name.built" ] && kill -0 "$aside" 2>/dev/null; do sleep 1; done
+  cat "$scratch/$name.out" 2>/dev/null
+  if [ "$(cat "$scratch/$name.built" 2>/dev/null)" != 0 ]; then
     echo "build of $name failed"
     extra_failed=$((extra_failed + 1))
     status=1
+    return 1
   fi
-  return $result
 }
 
 build_tsan() {  # configure (once) and build what the TSan step runs
@@ -140,26 +146,6 @@ build_tsan() {  # configure (once) and build what the TSan step runs
     meson setup build-tsan -Dwerror=true "${tsan_setup[@]}" >/dev/null || return 1
   fi
   ninja -C build-tsan "${tsan_targets[@]}" >build-tsan/ninja.out 2>&1 || { tail -n 60 build-tsan/ninja.out; return 1; }
-}
-
-# Aside during the release suites: the fuzz targets first (the fuzz step can run while the rest
-# builds), their exit status in $scratch/fuzz-built, then the ASan + UBSan build.
-build_fuzz_then_asan() {
-  tools/fuzz.sh --build-only
-  echo $? >"$scratch/fuzz-built"
-  tools/build.sh build-asan "${asan_setup[@]}"
-}
-
-# fuzz_when_built PID: waits for the fuzz targets of the build aside PID, then runs them.
-fuzz_when_built() {
-  while [ ! -f "$scratch/fuzz-built" ] && kill -0 "$1" 2>/dev/null; do sleep 1; done
-  if [ "$(cat "$scratch/fuzz-built" 2>/dev/null)" != 0 ]; then
-    echo "build of the fuzz targets failed (its output is printed with the ASan build's)"
-    extra_failed=$((extra_failed + 1))
-    status=1
-    return 1
-  fi
-  fuzz
 }
 
 package_check() {  # the .deb from the release build: installed, run, its manual found, removed
@@ -198,8 +184,7 @@ if [ $release_built = 1 ]; then
   step "testbed: verdicts, accuracy, latency (alone)" \
     run_suites build-test testbed-alone --suite testbed --no-suite testbed_paced
 fi
-[ "$quick" = 1 ] || build_aside build-asan build_fuzz_then_asan
-asan_build=${aside:-}
+[ "$quick" = 1 ] || build_aside
 if [ $release_built = 1 ]; then
   step "testbed: paced suites and the Debian package" \
     eval 'run_suites build-test testbed-paced --suite testbed_paced; package_check'
@@ -207,18 +192,14 @@ if [ $release_built = 1 ]; then
 fi
 
 if [ "$quick" != 1 ]; then
-  step "fuzzing the parsers" fuzz_when_built "$asan_build"
-  asan_built=0
-  step "the rest of the ASan + UBSan build" finish_aside build-asan "$asan_build" && asan_built=1
-  build_aside build-tsan build_tsan
-  tsan_build=$aside
+  step "fuzzing the parsers" eval 'wait_built build-fuzz && fuzz'
   # Not the testbed suite: it measures rates against a link, and sanitizers change the timing.
-  if [ $asan_built = 1 ]; then
+  if step "the rest of the ASan + UBSan build" wait_built build-asan; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       step "ASan + UBSan: every suite but the testbed" run_halves build-asan --no-suite testbed --no-suite pictures \
         --no-suite sources
   fi
-  if step "the rest of the TSan build" finish_aside build-tsan "$tsan_build"; then
+  if step "the rest of the TSan build" wait_built build-tsan; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
       step "TSan: the multi-threaded suites" run_halves build-tsan --no-suite unit --no-suite testbed --no-suite pictures \
         --no-suite sources
