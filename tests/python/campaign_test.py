@@ -219,7 +219,10 @@ def a_campaign_file_describes_the_same_grid_and_the_shipped_ones_check():
         check(listed == by_hand and listed.startswith("4 cells, 12 runs"), f"{listed!r} against {by_hand!r}")
     shipped = sorted(glob.glob(os.path.join(CAMPAIGNS, "*.json")))
     check(len(shipped) >= 4, f"shipped campaigns: {shipped}")
-    for path in shipped:
+    # A dry run starts testio once for each axis value and each cell: under a sanitizer, where
+    # each start is slowed, the first shipped file proves the same parsing (37 s for all four
+    # under ASan in CI); the release run checks every file, which is what the check is for.
+    for path in shipped[:1] if harness.SANITIZED else shipped:
         campaign(path, "--dry-run", limit=120)
 
 
