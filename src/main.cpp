@@ -146,16 +146,11 @@ int main(int argc, char** argv) {
     }
   }
   std::ostream& out = config.logfile.empty() ? std::cout : logfile;
+  std::optional<testio::util::PidFile> pidfile;
   try {
     // The server's status lines (listening, each test) are its main output on stderr.
     testio::util::setup_logging(server ? std::max(1, config.verbosity) : config.verbosity, config.logfile);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "testio: %s\n", error.what());
-    return kExitRuntime;
-  }
-  // The pid file comes last: a script that waits for it may then read the log file, which exists.
-  std::optional<testio::util::PidFile> pidfile;
-  try {
+    // The pid file comes last: a script that waits for it may then read the log file, which exists.
     if (!config.pidfile.empty()) pidfile.emplace(config.pidfile);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "testio: %s\n", error.what());

@@ -83,11 +83,16 @@ fuzz() {
 third=$(( (seconds + 2) / 3 ))
 sixth=$(( (seconds + 5) / 6 ))
 (
-  fuzz udp_fuzzer tests/fuzz/udp_corpus "$third" 65536 6 | sed '1i == fuzzing what a UDP receiver reads'
-  fuzz url_fuzzer tests/fuzz/url_corpus "$sixth" 4096 6 | sed '1i == fuzzing the URLs of HTTP downloads'
-  fuzz http_request_fuzzer tests/fuzz/http_corpus "$sixth" 9000 6 | sed '1i == fuzzing the HTTP requests of /metrics and /probe'
-  fuzz mesh_fuzzer tests/fuzz/mesh_corpus "$sixth" 8192 6 | sed "1i == fuzzing what rank 0 gathers from the mesh's ranks"
-  fuzz qdisc_fuzzer tests/fuzz/qdisc_corpus "$sixth" 8192 6 | sed "1i == fuzzing the kernel's qdisc dumps"
+  echo "== fuzzing what a UDP receiver reads"
+  fuzz udp_fuzzer tests/fuzz/udp_corpus "$third" 65536 6
+  echo "== fuzzing the URLs of HTTP downloads"
+  fuzz url_fuzzer tests/fuzz/url_corpus "$sixth" 4096 6
+  echo "== fuzzing the HTTP requests of /metrics and /probe"
+  fuzz http_request_fuzzer tests/fuzz/http_corpus "$sixth" 9000 6
+  echo "== fuzzing what rank 0 gathers from the mesh's ranks"
+  fuzz mesh_fuzzer tests/fuzz/mesh_corpus "$sixth" 8192 6
+  echo "== fuzzing the kernel's qdisc dumps"
+  fuzz qdisc_fuzzer tests/fuzz/qdisc_corpus "$sixth" 8192 6
 ) >"$scratch/second-lane.out" 2>&1 &
 second_lane=$!
 status=0
