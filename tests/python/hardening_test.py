@@ -48,7 +48,7 @@ def concurrent_tests_run_side_by_side_and_say_so():
 @test
 def beyond_max_tests_is_busy():
     with Server("--max-tests", "2") as server:
-        running = [start_client(server, "1", "-t", "4") for _ in range(2)]
+        running = [start_client(server, "1", "-t", "4", *harness.HOLDS_A_SLOT) for _ in range(2)]
         server.wait_for_tests(2)
         refused = client(server, "1", "-t", "1", "--max-wait", "0", code=1)
         check("busy running 2 tests" in refused.stderr and "--max-wait" in refused.stderr,

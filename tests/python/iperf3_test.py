@@ -192,7 +192,7 @@ def hostile_iperf3_peers_leave_the_server_serving():
 @test
 def a_busy_testio_server_gives_iperf3_clients_iperf3s_busy_answer():
     with Server() as server:
-        running = harness.start_client(server, "-t", "3")
+        running = harness.start_client(server, "-t", "3", *harness.HOLDS_A_SLOT)
         server.wait_for_tests()
         done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1"], capture_output=True,
                               text=True, timeout=30)

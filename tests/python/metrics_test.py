@@ -140,7 +140,8 @@ def counted_during(port, argv, before):
 def each_running_test_has_its_own_series_by_number_and_peer():
     port = free_port()
     with harness.Server("--metrics", f"127.0.0.1:{port}", "--max-tests", "4") as server:
-        running = [harness.start_client(server, "-B", f"127.0.0.{k}", "1", "-t", "4") for k in (2, 3)]
+        running = [harness.start_client(server, "-B", f"127.0.0.{k}", "1", "-t", "4", *harness.HOLDS_A_SLOT)
+                   for k in (2, 3)]
         try:
             series = {}
 
