@@ -20,6 +20,10 @@ WITH_MPI = len(sys.argv) > 2 and sys.argv[2] == "mpi"
 # As root, OpenMPI wants to be told twice; no CMA between ranks in containers that forbid ptrace.
 MPI_ENV = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+# The pairs' TCP runs, paced: this suite checks counts and names, never a rate (the fabric's suite
+# in the testbed measures rates), and unpaced, two pairs a round over loopback kept both cores in
+# the kernel.
+PACED = ("-b", "200M")
 
 
 def mesh(*args, ranks=4, code=0, limit=180):
@@ -60,7 +64,7 @@ def check_exact(pair):
 
 @test
 def every_ordered_pair_of_four_ranks_is_measured_with_exact_counts():
-    out, _, _ = mesh("2", "-t", "1", "--json")
+    out, _, _ = mesh("2", "-t", "1", "--json", *PACED)
     pairs = pairs_of(json.loads(out), 4)
     check(sorted((p["from"], p["to"]) for p in pairs) == [(a, b) for a in range(4) for b in range(4) if a != b],
           f"{[(p['from'], p['to']) for p in pairs]}")
@@ -74,7 +78,7 @@ def every_ordered_pair_of_four_ranks_is_measured_with_exact_counts():
 
 @test
 def text_report_has_the_matrix_and_the_hosts():
-    out, _, _ = mesh("-t", "1", "--mesh-schedule", "pairs", ranks=3)
+    out, _, _ = mesh("-t", "1", "--mesh-schedule", "pairs", *PACED, ranks=3)
     check("3 ranks, schedule pairs, 3 pairs in 3 rounds" in out, out)
     check("Gbit/s from the sender (row) to the receiver (column)" in out and "127.0.1.12" in out, out)
     check(out.rstrip().endswith("3 of 3 pairs measured"), out)
@@ -82,7 +86,7 @@ def text_report_has_the_matrix_and_the_hosts():
 
 @test
 def reverse_rr_and_udp_rings():
-    for args in (["-R", "-t", "1"], ["--rr", "-t", "1"], ["-u", "-b", "10M", "-t", "1"]):
+    for args in (["-R", "-t", "1", *PACED], ["--rr", "-t", "1"], ["-u", "-b", "10M", "-t", "1"]):
         out, _, _ = mesh(*args, "--mesh-schedule", "ring", "--json", ranks=3)
         pairs = pairs_of(json.loads(out), 3)
         check(len(pairs) == 3, f"{args}: {len(pairs)} pairs")
@@ -102,7 +106,7 @@ def a_rank_whose_address_is_taken_fails_its_pairs_and_the_rest_are_measured():
         squatter.bind(("127.0.1.12", port))
         squatter.listen()
         done = subprocess.run(["mpirun", "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p", str(port),
-                               "-t", "1", "--json"], capture_output=True, text=True, timeout=180, env=MPI_ENV)
+                               "-t", "1", "--json", *PACED], capture_output=True, text=True, timeout=180, env=MPI_ENV)
     check(done.returncode != 0, f"exit {done.returncode}")
     document = json.loads(done.stdout)  # one whole document even so
     hosts = document["mesh"]["hosts"]
@@ -135,7 +139,7 @@ def each_round_is_in_the_results_file_and_a_rank_killed_loses_no_finished_round(
         raise Skip("this build has no MPI")
     with tempfile.TemporaryDirectory() as scratch:
         whole = os.path.join(scratch, "whole.jsonl")
-        stdout, _, _ = mesh("-t", "1", "--json", "--mesh-results", whole)
+        stdout, _, _ = mesh("-t", "1", "--json", "--mesh-results", whole, *PACED)
         rounds = rounds_in(whole)
         check(sorted(rounds) == list(range(1, 7)) and all(len(pairs) == 2 for pairs in rounds.values()),
               f"the rounds in the file: { {r: len(p) for r, p in rounds.items()} }")
@@ -166,8 +170,9 @@ def kill_rank_three_after_two_rounds(results, *mpirun_options, mesh_options=()):
     are whole in RESULTS. (mpirun's exit code, stdout, stderr)."""
     port = str(mesh_port())
     run = subprocess.Popen(["mpirun", *mpirun_options, "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}",
-                            "-p", port, "-t", "1", "--mesh-results", results, *mesh_options], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, env=MPI_ENV)
+                            "-p", port, "-t", "1", *PACED, "--mesh-results", results, *mesh_options],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                           env=MPI_ENV)
     try:
         harness.wait_until(lambda: whole_rounds(results) >= 2, 120, "two whole rounds in the results file")
         victim = rank_processes(run.pid).get(3)
