@@ -301,7 +301,8 @@ def a_slow_but_moving_client_is_not_stalled():
 def a_full_queue_says_busy_at_once_and_the_queue_runs_in_order():
     with Server("--queue", "2") as server, Clients() as clients:
         # Long enough for the four clients below to come while it runs, even slowed by a sanitizer.
-        first = clients.start(server, "-B", "127.0.0.2", "1", "-t", "20" if SANITIZED else "6", *harness.HOLDS_A_SLOT)
+        first = clients.start(server, "-B", "127.0.0.2", "1", "-t", "20" if SANITIZED else "6",
+                              *harness.HOLDS_A_SLOT)
         server.wait_for_tests()
         refused = client(server, "1", "-t", "1", "--max-wait", "0", code=1)
         check("busy" in refused.stderr and "--max-wait" in refused.stderr, f"--max-wait 0: {refused.stderr}")
