@@ -6,10 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh --build
-# A unity build, 8 files of a folder a compiler run as in CI's builds: each parses Asio and
+# The project's default unity build, 8 files of a folder a compiler run: each parses Asio and
 # json.hpp once for 8 files. testio alone from scratch took 162 s of wall and 313 CPU-s that way
 # on a 2-core machine, against 273 s and 534 CPU-s file by file (docs/benchmarks.md, "Build").
-tools/build.sh --target testio build -Dunity=on -Dunity_size=8
+tools/build.sh --target testio build
 
 port=${TESTIO_DEMO_PORT:-5201}
 seconds=${TESTIO_DEMO_SECONDS:-5}
