@@ -82,8 +82,8 @@ def hit_rate(name, build, expected, direction="forward", runs=RUNS, needed=NEEDE
         for line in lines:
             print(f"# {name} run {run}: {line}", flush=True)
     print(f"# {name}: {hits}/{hits + len(misses)}", flush=True)
-    check(hits >= needed, f"{name}: {hits} of {runs} verdicts were {'/'.join(expected)} (at least {needed} "
-                          f"wanted); the misses:\n" + "\n".join("\n  ".join(miss) for miss in misses))
+    check(hits >= needed, f"{name}: {hits} of {hits + len(misses)} verdicts were {'/'.join(expected)} (at least "
+                          f"{needed} of {runs} wanted); the misses:\n" + "\n".join("\n  ".join(miss) for miss in misses))
 
 
 @test
