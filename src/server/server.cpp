@@ -3,11 +3,13 @@
 #include <array>
 #include <chrono>
 #include <csignal>
+#include <vector>
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ip/udp.hpp>
 #include <asio/ip/v6_only.hpp>
 #include <asio/read.hpp>
 #include <asio/redirect_error.hpp>
@@ -37,12 +39,47 @@ std::string peer_of(const tcp::socket& socket) {
 
 }  // namespace
 
+// The listening socket, and the UDP port of the same number beside it.
+struct Server::BoundPort {
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::unique_ptr<asio::ip::udp::socket> udp;  // null: the server takes no test that needs UDP
+};
+
+// -p 0 lets the kernel pick a free TCP port, whose UDP twin another program's socket may hold (a
+// client's ephemeral UDP port, say); the server then picks again, keeping the ports it turned
+// down until it has one, so that its UDP tests reach it. A port named with -p is taken as it is.
+Server::BoundPort Server::bind_port(asio::io_context& io, const config::Config& config) {
+  std::vector<std::unique_ptr<tcp::acceptor>> turned_down;  // open, so the kernel does not pick them again
+  constexpr int kPortPicks = 32;
+  for (int pick = 1;; ++pick) {
+    auto acceptor = std::make_unique<tcp::acceptor>(open_acceptor(io, config));
+    try {
+      auto udp = open_udp_twin(io, acceptor->local_endpoint(), config);
+      return {std::move(acceptor), std::move(udp)};
+    } catch (const std::exception& error) {
+      const auto* refused = dynamic_cast<const std::system_error*>(&error);
+      const bool taken = refused && refused->code() == asio::error::address_in_use;
+      if (taken && config.port == 0 && pick < kPortPicks) {
+        turned_down.push_back(std::move(acceptor));
+        continue;
+      }
+      util::log_warn("UDP port {} cannot be opened ({}): this server takes no UDP tests", acceptor->local_endpoint().port(),
+                     error.what());
+      return {std::move(acceptor), nullptr};
+    }
+  }
+}
+
 Server::Server(asio::io_context& io, const config::Config& config, metrics::ServerMetrics& metrics,
                ForeignClients* foreign)
+    : Server(io, config, metrics, foreign, bind_port(io, config)) {}
+
+Server::Server(asio::io_context& io, const config::Config& config, metrics::ServerMetrics& metrics,
+               ForeignClients* foreign, BoundPort port)
     : io_(io),
       config_(config),
       reporter_(metrics),
-      acceptor_(std::make_unique<tcp::acceptor>(open_acceptor(io, config))),
+      acceptor_(std::move(port.acceptor)),
       allowed_(net::AccessList::parse(config.allow)),
       foreign_(foreign),
       slots_(config.limits.max_tests, config.limits.max_server_connections, config.limits.queue),
@@ -51,9 +88,9 @@ Server::Server(asio::io_context& io, const config::Config& config, metrics::Serv
              [this](int exit_code) {
                exit_code_ = exit_code;
                stop();
-             }}),
-      udp_door_(io, acceptor_->local_endpoint(), config, allowed_, [this](std::uint64_t id) { return door_.find(id); },
-                foreign, log_) {}
+             },
+             [this] { return udp_door_.port(); }}),
+      udp_door_(std::move(port.udp), allowed_, [this](std::uint64_t id) { return door_.find(id); }, foreign, log_) {}
 
 Server::~Server() = default;
 

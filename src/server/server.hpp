@@ -60,6 +60,11 @@ class Server {
   net::Awaitable<void> serve_foreign(net::TcpSocket socket, std::array<unsigned char, 4> first,
                                      std::chrono::steady_clock::duration handshake_limit);
 
+  struct BoundPort;  // the listening socket and its UDP twin (server.cpp)
+  static BoundPort bind_port(asio::io_context& io, const config::Config& config);
+  Server(asio::io_context& io, const config::Config& config, metrics::ServerMetrics& metrics,
+         ForeignClients* foreign, BoundPort port);
+
   asio::io_context& io_;
   const config::Config& config_;
   metrics::ServerMetrics& reporter_;  // the reporter every test reports to, counting as it goes

@@ -9,40 +9,42 @@
 #include "protocols/testio/channel.hpp"
 #include "net/socket_options.hpp"
 #include "lifecycle/server_lifecycle.hpp"
-#include "util/log.hpp"
 #include "workloads/udp/udp.hpp"
 
 namespace testio::server {
 
 using asio::ip::udp;
 
-UdpDoor::UdpDoor(asio::io_context& io, const asio::ip::tcp::endpoint& listening, const config::Config& config,
-                 const net::AccessList& allowed, FindTest find, ForeignClients* foreign, LogLimiter& log)
-    : socket_(std::make_unique<asio::ip::udp::socket>(io)), port_(listening.port()), allowed_(allowed), find_(std::move(find)), foreign_(foreign), log_(log) {
+std::unique_ptr<udp::socket> open_udp_twin(asio::io_context& io, const asio::ip::tcp::endpoint& listening,
+                                           const config::Config& config) {
   const udp::endpoint endpoint(listening.address(), listening.port());
-  try {
-    socket_->open(endpoint.protocol());
-    // Every flow's own socket is bound to this port too.
-    socket_->set_option(asio::socket_base::reuse_address(true));
-    if (!config.bind_device.empty()) net::bind_to_device(socket_->native_handle(), config.bind_device);
-    if (endpoint.protocol() == udp::v6() && endpoint.address().is_unspecified())
-      socket_->set_option(asio::ip::v6_only(config.family == config::AddressFamily::v6));
-    socket_->bind(endpoint);
-  } catch (const std::exception& error) {
-    util::log_warn("UDP port {} cannot be opened ({}): this server takes no -u tests", port_, error.what());
-    asio::error_code ignored;
-    socket_->close(ignored);
-  }
+  auto socket = std::make_unique<udp::socket>(io);
+  socket->open(endpoint.protocol());
+  // Every flow's own socket is bound to this port too.
+  socket->set_option(asio::socket_base::reuse_address(true));
+  if (!config.bind_device.empty()) net::bind_to_device(socket->native_handle(), config.bind_device);
+  if (endpoint.protocol() == udp::v6() && endpoint.address().is_unspecified())
+    socket->set_option(asio::ip::v6_only(config.family == config::AddressFamily::v6));
+  socket->bind(endpoint);
+  return socket;
+}
+
+UdpDoor::UdpDoor(std::unique_ptr<udp::socket> socket, const net::AccessList& allowed, FindTest find,
+                 ForeignClients* foreign, LogLimiter& log)
+    : socket_(std::move(socket)), allowed_(allowed), find_(std::move(find)), foreign_(foreign), log_(log) {
+  if (socket_) port_ = socket_->local_endpoint().port();
 }
 
 UdpDoor::~UdpDoor() = default;
 
-bool UdpDoor::open() const noexcept { return socket_->is_open(); }
+bool UdpDoor::open() const noexcept { return socket_ && socket_->is_open(); }
+
+std::uint16_t UdpDoor::port() const noexcept { return open() ? port_ : 0; }
 
 asio::awaitable<void> UdpDoor::serve() {
   // A hello is 24 bytes; the room beyond lets a stray's size be told.
   unsigned char datagram[2048];
-  while (socket_->is_open()) {
+  while (open()) {
     udp::endpoint from;
     asio::error_code error;
     const std::size_t size = co_await socket_->async_receive_from(asio::buffer(datagram), from,
@@ -74,7 +76,7 @@ void UdpDoor::stray(const udp::endpoint& from, const std::string& why) {
 
 void UdpDoor::close() noexcept {
   asio::error_code ignored;
-  socket_->close(ignored);
+  if (socket_) socket_->close(ignored);
 }
 
 }  // namespace testio::server

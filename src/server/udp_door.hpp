@@ -26,19 +26,26 @@ using lifecycle::LogLimiter;
 using lifecycle::ServerTest;
 
 
+// The UDP port beside `listening` (the TCP acceptor's endpoint), the same number, address and
+// device; throws std::system_error when it cannot be bound (another program's socket holds it).
+std::unique_ptr<net::UdpSocket> open_udp_twin(asio::io_context& io, const net::TcpEndpoint& listening,
+                                              const config::Config& config);
+
 class UdpDoor {
  public:
   using FindTest = std::function<ServerTest*(std::uint64_t id)>;
-  // Opens the port beside `listening` (the TCP acceptor's endpoint). A port some other program
-  // holds leaves the server without UDP, said once; TCP tests go on. A datagram that is no hello
-  // goes to `foreign` (iperf3's UDP streams), which may be null.
-  UdpDoor(asio::io_context& io, const net::TcpEndpoint& listening, const config::Config& config,
-          const net::AccessList& allowed, FindTest find, ForeignClients* foreign, LogLimiter& log);
+  // Reads the hellos on `socket` (from open_udp_twin); a null socket leaves the server without
+  // UDP, and its tests that need the port are refused. A datagram that is no hello goes to
+  // `foreign` (iperf3's UDP streams), which may be null.
+  UdpDoor(std::unique_ptr<net::UdpSocket> socket, const net::AccessList& allowed, FindTest find,
+          ForeignClients* foreign, LogLimiter& log);
   ~UdpDoor();
   UdpDoor(const UdpDoor&) = delete;
   UdpDoor& operator=(const UdpDoor&) = delete;
 
   bool open() const noexcept;
+  // The port number while open, else 0.
+  std::uint16_t port() const noexcept;
   // Reads hellos until close().
   net::Awaitable<void> serve();
   void close() noexcept;

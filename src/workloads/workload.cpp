@@ -18,6 +18,11 @@
 
 namespace testio::workloads {
 
+std::string no_udp_port_refusal() {
+  return "this server could not open the UDP port of its number when it started (another program's socket held "
+         "it), so it takes no test that sends UDP; restart it, or start it on another port with -p";
+}
+
 // Which connections carry which direction (workloads/layout.hpp).
 DirectionLayout DirectionLayout::of(spec::Direction direction, std::uint32_t connections) noexcept {
   switch (direction) {

@@ -83,7 +83,11 @@ class TestSide {
 // What a server has for the tests it serves beyond their spec.
 struct ServerResources {
   const util::MappedFile* served_file = nullptr;  // -F: what --transfers download (null: generated data)
+  std::uint16_t udp_port = 0;                      // where flows say hello; 0: the server has no UDP port
 };
+
+// The refusal of a test that needs the server's UDP port when it has none.
+std::string no_udp_port_refusal();
 
 class Workload {
  public:

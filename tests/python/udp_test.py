@@ -4,6 +4,8 @@ keys, the receiving socket's drops under a tiny -w, strays on the server's port,
 IPv6, and the refusals. Usage: udp_test.py TESTIO_BINARY SCHEMA. Counts only; the one rate
 checked is an upper bound that pacing must keep."""
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -102,6 +104,69 @@ def strays_on_the_port_are_counted_and_ignored():
         check(end["testio"]["udp"]["strays"] == 0, "strays reached a flow")
         server.wait_log("ignored a datagram on UDP port")
         run_json(server, "-n", "1M", "-b", "100M")  # still serving
+
+
+@test
+def a_server_whose_udp_port_is_taken_refuses_udp_tests_at_once():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as holder:
+        holder.bind(("127.0.0.1", 0))  # no SO_REUSEADDR: the server cannot share it
+        port = str(holder.getsockname()[1])
+        server = harness.Server("-p", port)  # the harness's -p 0 comes first; this one wins
+        with server:
+            check(server.port == port, f"the server listens on {server.port}, not -p {port}")
+            server.wait_log(f"UDP port {port} cannot be opened")
+            started = time.monotonic()
+            refused = client(server, "-u", "-t", "5", code=1).stderr
+            check("takes no test that sends UDP" in refused and refused.count("\n") == 1,
+                  f"the refusal: {refused!r}")
+            check(time.monotonic() - started < 4, "the refusal waited for the flow to time out")
+            refused = client(server, "--latency", "--phase-time", "1", code=1).stderr  # its UDP probes
+            check("takes no test that sends UDP" in refused, f"the refusal of --latency: {refused!r}")
+            client(server, "-n", "1M")  # TCP tests go on
+
+
+@test
+def port_zero_finds_a_port_whose_udp_is_free_too():
+    """In a namespace whose kernel picks ports from a pair (40000 and 40001, then 40002 and 40003,
+    ...) whose odd UDP port is taken: -p 0 must end on the even one, though Linux's bind() tries
+    odd ports first. Each run has a pair of its own: the last one's port is in TIME_WAIT."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        raise harness.Skip("needs root and ip(8) for a network namespace")
+    namespace = f"testio-udp-{os.getpid()}"
+    inside = ["ip", "netns", "exec", namespace]
+    subprocess.run(["ip", "netns", "add", namespace], check=True)
+    holder = None
+    try:
+        subprocess.run([*inside, "ip", "link", "set", "lo", "up"], check=True)
+        holder = subprocess.Popen([*inside, sys.executable, "-c", HOLD_ODD_UDP_PORTS], stdout=subprocess.PIPE, text=True)
+        check(holder.stdout.readline().strip() == "holding", "the UDP holder did not start")
+        for free in range(40000, 40012, 2):
+            port_range(inside, f"{free} {free + 1}")
+            with Server(prefix=inside) as server:
+                check(server.port == str(free), f"-p 0 chose {server.port}, whose UDP port is taken")
+                port_range(inside, "41000 41999")  # the client's own ports
+                done = subprocess.run([*inside, *harness.client_argv(server, "-u", "-n", "100K")], capture_output=True,
+                                      text=True, timeout=60, stdin=subprocess.DEVNULL)
+                check(done.returncode == 0, f"a UDP test in the namespace: {done.stderr}")
+    finally:
+        if holder:
+            holder.kill()
+            holder.wait(10)
+        subprocess.run(["ip", "netns", "delete", namespace], check=True)
+
+
+def port_range(inside, ports):
+    subprocess.run([*inside, "sysctl", "-q", "-w", f"net.ipv4.ip_local_port_range={ports}"], check=True)
+
+
+HOLD_ODD_UDP_PORTS = """
+import socket, time
+held = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(6)]
+for number, s in enumerate(held):
+    s.bind(("127.0.0.1", 40001 + 2 * number))
+print("holding", flush=True)
+time.sleep(120)
+"""
 
 
 @test

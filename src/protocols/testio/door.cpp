@@ -404,6 +404,7 @@ std::shared_ptr<ServerTest> TestioDoor::admit(TestRequest request, const asio::i
                                           const asio::ip::address& local) {
   workloads::ServerResources resources;
   resources.served_file = served_file_ ? &*served_file_ : nullptr;
+  resources.udp_port = server_.udp_port();
   TestParts parts(request.spec, [&](std::size_t, const spec::TestSpec& spec) {
     return workloads::of(spec).server(spec, resources);
   });

@@ -43,6 +43,7 @@ class TestioDoor {
     lifecycle::TestSlots& slots;       // the slots and queue every protocol's tests share
     lifecycle::LogLimiter& log;
     std::function<void(int exit_code)> one_off_ended;
+    std::function<std::uint16_t()> udp_port;  // where UDP flows say hello; 0 when the server has no UDP port
   };
 
   // Loads --psk-file's key and -F's file; throws std::runtime_error with one sentence.

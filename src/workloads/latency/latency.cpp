@@ -192,7 +192,8 @@ class Latency final : public Workload {
   std::unique_ptr<TestSide> client(const config::Config& config, spec::TestSpec& spec) const override {
     return client_probes(config, spec);
   }
-  std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
+  std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources& resources) const override {
+    if (part_of<LatencySpec>(spec).udp && !resources.udp_port) throw std::runtime_error(no_udp_port_refusal());
     return server_answers(spec);
   }
 };

@@ -116,7 +116,8 @@ class Udp final : public Workload {
     return make_side(Side::client, spec, Wire::testio);
   }
 
-  std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources&) const override {
+  std::unique_ptr<TestSide> server(const spec::TestSpec& spec, const ServerResources& resources) const override {
+    if (!resources.udp_port) throw std::runtime_error(no_udp_port_refusal());
     return make_side(Side::server, spec, Wire::testio);
   }
 };
