@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """iperf3 wire compatibility, both ways, against Debian's iperf3 on 127.0.0.1: stock iperf3 clients
 against `testio -s`, and `testio -c --iperf3` against a stock `iperf3 -s`. Received byte counts
-must agree exactly between the two programs' reports, rates within 5%.
+must agree exactly between the two programs' reports, rates within 10%.
 Usage: iperf3_test.py TESTIO_BINARY SCHEMA_FILE."""
 import json
 import shutil
@@ -49,7 +49,11 @@ def documents(text):
 SANITIZED = harness.SANITIZED
 
 
-def close_enough(a, b, tolerance=0.05):
+# The rates compared come from equal byte counts (checked exactly), so they differ only in how each
+# program timed the test. Beside the other half of the suites (tools/test.sh runs two at a time)
+# one program's end of a 1 s test came 75 ms after the other's (7%, CI at 95cd97a), where 5% had
+# held with one suite at a time: 10%, which a clock that misses by a whole interval still fails.
+def close_enough(a, b, tolerance=0.10):
     if SANITIZED:
         return a > 0 and b > 0
     return a > 0 and b > 0 and abs(a - b) <= tolerance * max(a, b)
@@ -88,7 +92,7 @@ def testio_iperf3(port, *args, code=0):
 # --- stock iperf3 clients against testio -s ---------------------------------------------------
 
 def check_against_testio(iperf3_end, testio_end, label):
-    """Byte counts equal; rates within 5% for timed tests (a -n test of a few ms has no stable rate:
+    """Byte counts equal; rates within 10% for timed tests (a -n test of a few ms has no stable rate:
     iperf3 and testio time a few milliseconds differently)."""
     for key in ("sum_sent", "sum_received"):
         mine, theirs = testio_end[key], iperf3_end[key]
