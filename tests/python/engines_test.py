@@ -116,20 +116,19 @@ def uring_receivers_count_bytes_as_they_come_among_many_connections():
     # io_uring_enter: a worker's 256 connections then received nothing until the window's end
     # (in about half of the runs here), while the other worker's did.
     # A starved connection gets its first byte only as the window ends; one that is merely slow to
-    # set up gets it well before. Under a sanitizer, with the other half of the suites beside it,
-    # setting up 512 connections took over a second (171 late in one CI run; under TSan, 291 late
-    # in a 4 s window at cc96797, more than one worker's share, so slow setup, not starvation), so
-    # the window is longer there and "late" stays half of it. The starvation showed in about half
-    # of the runs, so the release run makes three; under a sanitizer, where the point is what the
-    # 512 connections' receives touch, one run of the longer window.
+    # set up gets it well before: "late" is the window's last tenth. Setup is slow beside other
+    # suites: 291 connections got their first byte past the middle of a 4 s window under TSan
+    # (cc96797: more than one worker's share), 191 past the middle of a 2 s one in release (924487a).
+    # The starvation showed in about half of the runs, so the release run makes three; under a
+    # sanitizer, where the point is what the 512 connections' receives touch, one run of 6 s.
     window, runs = (6, 1) if harness.SANITIZED else (2, 3)
     with Server() as server:
         for run in range(runs):
             document = run_json(server, "512", "-t", str(window), "-i", "1", "--engine", "uring")
             check_exact(document, None, f"uring x512, run {run + 1}")
-            late = [stream for stream in document["end"]["streams"] if stream["receiver"]["start"] >= window / 2]
+            late = [stream for stream in document["end"]["streams"] if stream["receiver"]["start"] >= 0.9 * window]
             check(len(late) < 128, f"uring x512, run {run + 1}: {len(late)} connections received their first "
-                                   f"byte in the second half of the {window} s window")
+                                   f"byte in the last tenth of the {window} s window")
 
 
 @test
