@@ -6,7 +6,9 @@
 #      and the latency probes (idle round trips checked to 0.2 ms), then, beside the ASan build at
 #      the lowest priority, suite 'testbed_paced' (compare, mesh fabric, MPTCP: rates of at most
 #      300 Mbit/s) and the Debian package (built, installed with dpkg -i, run, removed);
-#   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...);
+#   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...), in two
+#      halves side by side (suite 'second_half', which holds testio plot's 'pictures' here, and
+#      the rest);
 #   3. every suite but the testbed, testio plot's ('pictures': Python drawing reports the other
 #      suites make and check) and the checks of the sources themselves ('sources': function sizes
 #      and the build-cost budget, the same whatever the build) under ASan + UBSan, in two halves
@@ -16,9 +18,9 @@
 #   and, between 2 and 3, the fuzz targets for a bounded time (30 s for the control protocol;
 #   TESTIO_FUZZ_SECONDS).
 # The builds a later step needs compile beside the steps before it, at the lowest CPU priority:
-# the suites wait on sockets and child processes more than they compute (the release suites keep
-# about one core of two busy), so a build takes what they leave idle and they keep the CPU they
-# ask for. The testbed's CPU-sensitive suites run with nothing beside them.
+# the suites wait on sockets and child processes more than they compute (one release suite at a
+# time kept about one core of two busy), so a build takes what they leave idle and they keep the
+# CPU they ask for. The testbed's CPU-sensitive suites run with nothing beside them.
 # Ends with one line "N passed, N failed" counted over individual test cases of every step.
 # TESTIO_QUICK=1 runs step 1 and 2 only.
 set -uo pipefail
@@ -188,7 +190,7 @@ fi
 if [ $release_built = 1 ]; then
   step "testbed: paced suites and the Debian package" \
     eval 'run_suites build-test testbed-paced --suite testbed_paced; package_check'
-  step "release build: every other suite" run_suites build-test testlog --no-suite testbed
+  step "release build: every other suite" run_halves build-test --no-suite testbed
 fi
 
 if [ "$quick" != 1 ]; then
