@@ -60,7 +60,7 @@ def lines_in(directory):
         return 0
 
 
-def grid_args(server, directory, *extra, length=("-t", "1")):
+def grid_args(server, directory, *extra, length=("-t", "1", *harness.RATE_NOT_CHECKED)):
     return ["-c", "127.0.0.1", "-p", server.port, *length, "--vary", "connections=1,2",
             "--vary", "recv-mode=recv,recv_into", "--repeat", "2", "--warmup", "1", "--pause", "0",
             "-o", directory, *extra]

@@ -34,9 +34,9 @@ def equal_counts(report):
 @test
 def concurrent_tests_run_side_by_side_and_say_so():
     with Server("--max-tests", "2") as server:
-        first = start_client(server, "2", "-t", "4")
+        first = start_client(server, "2", "-t", "4", *harness.RATE_NOT_CHECKED)
         server.wait_for_tests()
-        second = client(server, "2", "-t", "1")
+        second = client(server, "2", "-t", "1", *harness.RATE_NOT_CHECKED)
         code, out, err = finish(first)
         check(code == 0, f"the first test failed: {err}")
     equal_counts(out)
@@ -211,7 +211,7 @@ def silent_and_trickling_connections_are_dropped():
 @test
 def garbage_and_idle_connections_do_not_spoil_a_running_test():
     with Server() as server:
-        runner = start_client(server, "4", "-t", "3")
+        runner = start_client(server, "4", "-t", "3", *harness.RATE_NOT_CHECKED)
         # Running means its data flows: a data connection still before its preamble is as idle as
         # the load's (the server may close it for a newer one from the same address).
         harness.wait_for_data(server.port, 4)
@@ -225,7 +225,7 @@ def garbage_and_idle_connections_do_not_spoil_a_running_test():
             sock.close()
         check(code == 0, f"the real test failed beside the load: {err}")
         equal_counts(out)
-        equal_counts(client(server, "2", "-t", "1").stdout)
+        equal_counts(client(server, "2", "-t", "1", *harness.RATE_NOT_CHECKED).stdout)
 
 
 @test

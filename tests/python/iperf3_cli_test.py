@@ -190,7 +190,7 @@ def title_timestamps_and_extra_data():
 @test
 def server_output_and_the_full_stream_document():
     with Server() as server:
-        document = json.loads(harness.client(server, "-t", "2", "-J", "--get-server-output").stdout)
+        document = json.loads(harness.client(server, "-t", "2", "-J", "--get-server-output", *harness.RATE_NOT_CHECKED).stdout)
         with open(os.path.join(DOCS, "testio-output.schema.json")) as schema:
             errors = list(jsonschema.Draft7Validator(json.load(schema)).iter_errors(document))
         check(not errors, f"--get-server-output's document does not match the schema: {errors[:1]}")
@@ -199,9 +199,10 @@ def server_output_and_the_full_stream_document():
         check(theirs["end"]["sum_received"]["bytes"] == document["end"]["sum_received"]["bytes"],
               "the server's received bytes differ from the client's report of them")
         check(len(theirs["intervals"]) >= 1, "no server intervals")
-        text = harness.client(server, "-t", "1", "--get-server-output").stdout
+        text = harness.client(server, "-t", "1", "--get-server-output", *harness.RATE_NOT_CHECKED).stdout
         check("\nServer output:\n" in text and "cpu local (server)" in text.split("Server output:")[1], text[-600:])
-        lines = harness.client(server, "-t", "1", "--json-stream", "--json-stream-full-output").stdout
+        lines = harness.client(server, "-t", "1", "--json-stream", "--json-stream-full-output",
+                               *harness.RATE_NOT_CHECKED).stdout
         events, at = [], 0
         for line in lines.splitlines():
             if line.startswith("{\"event\""):
@@ -211,7 +212,8 @@ def server_output_and_the_full_stream_document():
         whole = json.loads(lines[at:])
         check(whole["end"]["sum_received"]["bytes"] > 0 and whole["intervals"], "no whole document after the events")
         # A stock iperf3 client asks testio's server for its output: its streams as it counted them.
-        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-P", "2", "--get-server-output"],
+        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-P", "2", "--get-server-output",
+                               *harness.IPERF3_RATE_NOT_CHECKED],
                               capture_output=True, text=True, timeout=60)
         told = done.stdout.split("Server output:")[-1]
         check(done.returncode == 0 and "testio" in told and told.count("receiver") == 3, done.stdout[-600:])
@@ -267,7 +269,8 @@ def control_keepalive_is_on_the_control_connection():
     # ("test #1 from 127.0.0.1:PORT"). ss -o shows a keepalive timer only on a socket with
     # SO_KEEPALIVE: the control connection's, counting down from IDLE (7 s, not the kernel's 7200).
     with Server() as server:
-        running = harness.start_client(server, "-t", "4", "-P", "2", "--cntl-ka=7/3/2", "--snd-timeout", "9000")
+        running = harness.start_client(server, "-t", "4", "-P", "2", "--cntl-ka=7/3/2", "--snd-timeout", "9000",
+                                       *harness.RATE_NOT_CHECKED)
         try:
             server.wait_for_tests()
             control_port = int(re.search(r"test #\d+ from 127\.0\.0\.1:(\d+): ", server.stderr()).group(1))
@@ -378,10 +381,11 @@ def tos_is_on_both_sides_data_packets_on_the_wire():
     with Server() as server:
         for args, tos in ((["-S", "0x10"], 0x10), (["-R", "--dscp", "ef"], 46 << 2)):
             capture = Capture(server.port)
-            harness.client(server, "-t", "1", *args)
+            harness.client(server, "-t", "1", *args, *harness.RATE_NOT_CHECKED)
             marked_both_ways(capture.packets(), server.port, tos, " ".join(args))
         capture = Capture(server.port)
-        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-S", "0x10"],
+        done = subprocess.run([IPERF3, "-c", "127.0.0.1", "-p", server.port, "-t", "1", "-S", "0x10",
+                               *harness.IPERF3_RATE_NOT_CHECKED],
                               capture_output=True, text=True, timeout=60)
         check(done.returncode == 0, done.stderr)
         marked_both_ways(capture.packets(), server.port, 0x10, "iperf3 -S 0x10 against testio -s")
@@ -430,7 +434,7 @@ def flow_label_is_on_the_clients_data_packets():
         check("-L labels IPv6 packets" in refused.stderr, f"-L toward IPv4: {refused.stderr}")
     with Server(bind="::1") as server:
         capture = Tshark(f"ip6 and tcp port {server.port}", "ipv6.flow", "tcp.dstport", "tcp.len")
-        harness.testio("-c", "::1", "-p", server.port, "-t", "2", "-L", "0x12345")
+        harness.testio("-c", "::1", "-p", server.port, "-t", "2", "-L", "0x12345", *harness.RATE_NOT_CHECKED)
         rows = capture.rows()
     # The data connection's packets to the server, by their payload (the control connection's are few).
     sent = [r for r in rows if len(r) == 3 and r[1] == server.port and r[2] and int(r[2]) > 1000]
