@@ -4,6 +4,7 @@ keys, the receiving socket's drops under a tiny -w, strays on the server's port,
 UDP port another socket holds, -p 0 choosing a port whose UDP is free, a vanished peer, IPv6, and
 the refusals. Usage: udp_test.py TESTIO_BINARY SCHEMA. Counts only; the one rate
 checked is an upper bound that pacing must keep."""
+import contextlib
 import json
 import os
 import shutil
@@ -107,11 +108,28 @@ def strays_on_the_port_are_counted_and_ignored():
         run_json(server, "-n", "1M", "-b", "100M")  # still serving
 
 
+@contextlib.contextmanager
+def held_udp_port():
+    """A UDP socket on a port above the kernel's ephemeral ones (bound without SO_REUSEADDR, so
+    no server can share it), whose TCP number no socket holds: the kernel's bind(0) would pick one
+    from the ephemeral range, whose TCP twin any suite beside this one may be connecting from."""
+    for _ in range(20):
+        port = harness.free_port_range_outside_the_ephemeral_ones(1)
+        holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            holder.bind(("127.0.0.1", port))
+        except OSError:
+            holder.close()
+            continue
+        with holder:
+            yield str(port)
+        return
+    raise harness.Failure("no port above the ephemeral range took a UDP socket in 20 tries")
+
+
 @test
 def a_server_whose_udp_port_is_taken_refuses_udp_tests_at_once():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as holder:
-        holder.bind(("127.0.0.1", 0))  # no SO_REUSEADDR: the server cannot share it
-        port = str(holder.getsockname()[1])
+    with held_udp_port() as port:
         with Server("-p", port) as server:  # the harness's -p 0 comes first; this one wins
             check(server.port == port, f"the server listens on {server.port}, not -p {port}")
             server.wait_log(f"UDP port {port} cannot be opened")
