@@ -104,15 +104,15 @@ run_suites() {
 # Three lanes side by side (suites 'lane_b' and 'lane_c', and the rest: tests/meson.build), each
 # printed whole once all have ended.
 run_lanes() {  # build dir, meson test arguments for every lane...
-  local dir=$1 lane pids=()
+  local dir=$1 lane pid pids=()
   shift
   for lane in b c; do
     suites "$dir" "lane-$lane" --no-rebuild "$@" --suite "lane_$lane" >"$scratch/lane-$lane.out" 2>&1 &
     pids+=($!)
   done
   suites "$dir" lane-a --no-rebuild "$@" --no-suite lane_b --no-suite lane_c >"$scratch/lane-a.out" 2>&1 || status=1
-  for lane in "${pids[@]}"; do
-    wait "$lane" || status=1
+  for pid in "${pids[@]}"; do
+    wait "$pid" || status=1
   done
   for lane in a b c; do
     cat "$scratch/lane-$lane.out"

@@ -47,7 +47,7 @@ HOLDS_A_SLOT = ("-b", "100M")
 
 # The pace of a testio client whose bytes or report a test checks, but never its rate: in all, over
 # its connections. Unpaced, every second of a loopback test copies as fast as both cores allow, and
-# in CI two suites run side by side beside a compiler: the release suites' unpaced seconds were
+# in CI suites run side by side beside a compiler: the release suites' unpaced seconds were
 # most of their CPU (430 of 630 CPU-s in the kernel). 1 Gbit/s still fills every interval.
 RATE_NOT_CHECKED = ("--total-rate", "1G")
 # The same for iperf3's own client, whose -b is per stream.

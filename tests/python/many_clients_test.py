@@ -157,10 +157,10 @@ def sixty_four_clients_of_four_connections_count_exactly():
     for address, found in numbers.items():
         check(len(found) == 1, f"the server's report has {len(found)} tests from {address}: {found}")
     check(len({found[0] for found in numbers.values()}) == CLIENTS, f"the tests' numbers are not distinct: {numbers}")
-    # Measured on the 2-core CI machine over ten runs: idle 13.5 MiB, peak 26 to 37 MiB, with 33 to
-    # 44 of the 64 tests at once (under half a MiB a test). 112 MiB is 3x the highest peak, and
-    # still above the 45 MiB or so that all 64 at once would take on a machine that starts them
-    # together.
+    # Measured on the 2-core CI machine: unpaced, over ten runs, idle 13.5 MiB and peak 26 to 37 MiB
+    # with 33 to 44 of the 64 tests at once (under half a MiB a test); paced as here, three runs,
+    # idle 13.3 to 13.5 MiB and peak 31 to 35 MiB with all 64 at once. 112 MiB is 3x the highest
+    # peak.
     print(f"# server VmRSS idle {idle} KiB, peak {rss.peak} KiB with {CLIENTS} clients, up to {most_at_once} "
           f"tests at once", flush=True)
     if not SANITIZED:

@@ -182,8 +182,8 @@ def server_metrics_count_tests_refusals_and_bytes():
               text)
         # While a test runs, the counter already holds what its workers have counted, whichever
         # client runs it: testio's, then Debian's iperf3.
-        seen_during, out = counted_during(port, harness.client_argv(server, "2", "-t", "4", "--json", *harness.RATE_NOT_CHECKED),
-                                          received)
+        paced = harness.client_argv(server, "2", "-t", "4", "--json", *harness.RATE_NOT_CHECKED)
+        seen_during, out = counted_during(port, paced, received)
         server.wait_for_reports(2)
         received += json.loads(out)["end"]["sum_received"]["bytes"]
         text = fetch(f"http://127.0.0.1:{port}/metrics")[1]

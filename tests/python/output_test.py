@@ -69,7 +69,8 @@ def interval_sums_equal_the_totals():
 @test
 def omitted_seconds_are_marked_and_left_out_of_the_summary():
     with Server() as server:
-        document = json.loads(client(server, "2", "-t", "1", "-O", "1", "-i", "0.5", "--json", *harness.RATE_NOT_CHECKED).stdout)
+        document = json.loads(client(server, "2", "-t", "1", "-O", "1", "-i", "0.5", "--json",
+                                     *harness.RATE_NOT_CHECKED).stdout)
     valid(document, "--json output with -O")
     flags = [i["sum"]["omitted"] for i in document["intervals"]]
     check(flags[:2] == [True, True] and not any(flags[2:]) and len(flags) >= 3,

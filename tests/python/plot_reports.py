@@ -95,7 +95,7 @@ def run_mesh():
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
     done = subprocess.run(["mpirun", "-np", "4", harness.BINARY, "--mesh", "-B", "127.0.1.1{rank}", "-p",
-                           str(mesh_port()), "2", "-t", "1", *harness.RATE_NOT_CHECKED, "--json"], capture_output=True, text=True, timeout=180,
-                          stdin=subprocess.DEVNULL, env=env)
+                           str(mesh_port()), "2", "-t", "1", *harness.RATE_NOT_CHECKED, "--json"],
+                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL, env=env)
     check(done.returncode == 0, f"mesh: exit {done.returncode}: {done.stderr[-800:]}")
     return done.stdout
