@@ -6,15 +6,15 @@
 #      and the latency probes (idle round trips checked to 0.2 ms), then, beside the ASan build at
 #      the lowest priority, suite 'testbed_paced' (compare, mesh fabric, MPTCP: rates of at most
 #      300 Mbit/s) and the Debian package (built, installed with dpkg -i, run, removed);
-#   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...), in
-#      three lanes side by side (suites 'lane_b' and 'lane_c', which hold testio plot's 'pictures'
-#      here, and the rest);
+#   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...), in two
+#      halves side by side (suite 'second_half', which holds testio plot's 'pictures' here, and
+#      the rest);
 #   3. every suite but the testbed, testio plot's ('pictures': Python drawing reports the other
 #      suites make and check) and the checks of the sources themselves ('sources': function sizes
-#      and the build-cost budget, the same whatever the build) under ASan + UBSan, in the three
-#      lanes;
+#      and the build-cost budget, the same whatever the build) under ASan + UBSan, in two halves
+#      side by side (suite 'second_half' and the rest);
 #   4. the multi-threaded suites (integration, and the in-process 'threads' units) under TSan,
-#      in the three lanes;
+#      in two halves;
 #   and, between 2 and 3, the fuzz targets for a bounded time (30 s for the control protocol;
 #   TESTIO_FUZZ_SECONDS).
 # The builds a later step needs compile beside the steps before it, at the lowest CPU priority:
@@ -101,23 +101,17 @@ run_suites() {
   logs+=("$dir/meson-logs/$log.junit.xml")
 }
 
-# Three lanes side by side (suites 'lane_b' and 'lane_c', and the rest: tests/meson.build), each
-# printed whole once all have ended.
-run_lanes() {  # build dir, meson test arguments for every lane...
-  local dir=$1 lane pid pids=()
+# Two halves side by side (suite 'second_half' and the rest), each printed whole once both have
+# ended.
+run_halves() {  # build dir, meson test arguments for both halves...
+  local dir=$1
   shift
-  for lane in b c; do
-    suites "$dir" "lane-$lane" --no-rebuild "$@" --suite "lane_$lane" >"$scratch/lane-$lane.out" 2>&1 &
-    pids+=($!)
-  done
-  suites "$dir" lane-a --no-rebuild "$@" --no-suite lane_b --no-suite lane_c >"$scratch/lane-a.out" 2>&1 || status=1
-  for pid in "${pids[@]}"; do
-    wait "$pid" || status=1
-  done
-  for lane in a b c; do
-    cat "$scratch/lane-$lane.out"
-    logs+=("$dir/meson-logs/lane-$lane.junit.xml")
-  done
+  suites "$dir" second-half --no-rebuild "$@" --suite second_half >"$scratch/second-half.out" 2>&1 &
+  local second_half=$!
+  suites "$dir" first-half --no-rebuild "$@" --no-suite second_half >"$scratch/first-half.out" 2>&1 || status=1
+  wait "$second_half" || status=1
+  cat "$scratch/first-half.out" "$scratch/second-half.out"
+  logs+=("$dir/meson-logs/first-half.junit.xml" "$dir/meson-logs/second-half.junit.xml")
 }
 
 # The builds the later steps need, one after the other in a background subshell at the lowest CPU
@@ -199,7 +193,7 @@ fi
 if [ $release_built = 1 ]; then
   step "testbed: paced suites and the Debian package" \
     eval 'run_suites build-test testbed-paced --suite testbed_paced; package_check'
-  step "release build: every other suite" run_lanes build-test --no-suite testbed
+  step "release build: every other suite" run_halves build-test --no-suite testbed
 fi
 
 if [ "$quick" != 1 ]; then
@@ -207,12 +201,12 @@ if [ "$quick" != 1 ]; then
   # Not the testbed suite: it measures rates against a link, and sanitizers change the timing.
   if step "the rest of the ASan + UBSan build" wait_built build-asan; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      step "ASan + UBSan: every suite but the testbed" run_lanes build-asan --no-suite testbed --no-suite pictures \
+      step "ASan + UBSan: every suite but the testbed" run_halves build-asan --no-suite testbed --no-suite pictures \
         --no-suite sources
   fi
   if step "the rest of the TSan build" wait_built build-tsan; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      step "TSan: the multi-threaded suites" run_lanes build-tsan --no-suite unit --no-suite testbed --no-suite pictures \
+      step "TSan: the multi-threaded suites" run_halves build-tsan --no-suite unit --no-suite testbed --no-suite pictures \
         --no-suite sources
   fi
 fi
