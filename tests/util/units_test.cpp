@@ -2,8 +2,28 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
+#include "util/pattern.hpp"
+
 namespace testio::util {
 namespace {
+
+// The generated payload is its generator stepped once a byte, whatever the size: the lanes that
+// compute it must neither skip nor repeat a step, at a lane boundary or in the tail.
+TEST(Pattern, IsTheGeneratorSteppedOnceAByte) {
+  for (const std::size_t size : {0u, 1u, 31u, 32u, 33u, 1000u, 65543u, 2097152u}) {
+    std::vector<char> expected(size), made(size);
+    std::uint32_t state = 0x9e3779b9u;
+    for (char& byte : expected) {
+      state = state * 1664525u + 1013904223u;
+      byte = static_cast<char>(state >> 24);
+    }
+    fill_pattern(made.data(), size);
+    EXPECT_EQ(made, expected) << size << " bytes";
+  }
+}
 
 TEST(ParseSize, AcceptsPlainBinaryAndDecimalForms) {
   EXPECT_EQ(parse_size("2097152", "-l"), 2097152u);
