@@ -29,6 +29,9 @@ printf 'testio: a network bandwidth and latency tester.\nSee /usr/share/doc/test
 # dpkg-shlibdeps reads the source package's control file; a minimal one is enough.
 printf 'Source: testio\n\nPackage: testio\nArchitecture: any\n' > "$stage/debian/control"
 depends=$(cd "$stage" && dpkg-shlibdeps -O -e root/usr/bin/testio 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+# libcurl is opened on first use, not linked (src/curl_on_demand.cpp), so
+# dpkg-shlibdeps cannot see it; 7.80 brought curl_url_strerror.
+depends="$depends, libcurl4 (>= 7.80)"
 mkdir -p "$root/DEBIAN"
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: testio

@@ -20,6 +20,11 @@ trap removed EXIT
 "${as_root[@]}" dpkg -i "$package" >/dev/null
 /usr/bin/testio --version
 man -w testio
+# testio opens libcurl on first use rather than linking it: the package must name it, and the
+# installed binary must find it (libcurl's own URL parser answers for a URL that does not parse).
+dpkg-deb -f "$package" Depends | grep -q 'libcurl4' || { echo "the package does not depend on libcurl4"; exit 1; }
+url_answer=$(/usr/bin/testio -c 'http://[::1/' 2>&1 || true)
+[[ "$url_answer" == *"does not parse as a URL"* ]] || { echo "testio did not read a URL with libcurl: $url_answer"; exit 1; }
 # The manual is the option table: an option of each group is in it.
 for option in --max-tests --transfers --urls --no-gso --rr --raw --psk-file --metrics --max-probes --mesh; do
   MANPAGER=cat MANWIDTH=200 man testio 2>/dev/null | grep -q -e "$option" || { echo "testio(1) lacks $option"; exit 1; }

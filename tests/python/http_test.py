@@ -6,6 +6,7 @@ a reset, a stall and bad URLs each get their sentence. Usage: http_test.py TESTI
 Counts and contents only; no rate or time is asserted."""
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -64,6 +65,23 @@ def nginx_bodies_are_counted_and_saved_byte_for_byte():
         refused = testio("-c", nginx.url("files/{i}.bin"), "--transfers", "2", "--save", save, code=1)
         check("would be overwritten" in refused.stderr and "--force" in refused.stderr, refused.stderr)
         testio("-c", nginx.url("files/{i}.bin"), "--transfers", "2", "--save", save, "--force")
+
+
+@test
+def libcurl_is_opened_by_http_alone():
+    """testio does not link libcurl (src/curl_on_demand.cpp): a server that has served a TCP test
+    has none of it mapped, and a client of an HTTP server opens it when it first calls curl."""
+    with harness.Server() as server:
+        harness.client(server, "1", "-n", "64K", "-i", "0")
+        with open(f"/proc/{server.process.pid}/maps", encoding="utf-8") as maps:
+            mapped = maps.read()
+    check("libcurl" not in mapped, "testio -s mapped libcurl without serving any HTTP")
+    with Nginx(files_of_sizes()) as nginx:
+        done = subprocess.run([harness.BINARY, "-c", nginx.url("files/1.bin")], capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, "LD_DEBUG": "files"})
+    check(done.returncode == 0, f"the HTTP client: exit {done.returncode}: {done.stderr[-2000:]}")
+    check(re.search(r"file=libcurl\.so\.4 \[0\];\s+dynamically loaded by", done.stderr),
+          "the HTTP client did not open libcurl.so.4 with dlopen (LD_DEBUG=files says how each library came)")
 
 
 @test
