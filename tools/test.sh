@@ -11,10 +11,10 @@
 #      the rest);
 #   3. every suite but the testbed, testio plot's ('pictures': Python drawing reports the other
 #      suites make and check) and the checks of the sources themselves ('sources': function sizes
-#      and the build-cost budget, the same whatever the build) under ASan + UBSan, in two halves
-#      side by side (suite 'second_half' and the rest);
+#      and the build-cost budget, the same whatever the build) under ASan + UBSan, in three lanes
+#      side by side (suites 'sanitized_b' and 'sanitized_c', and the rest);
 #   4. the multi-threaded suites (integration, and the in-process 'threads' units) under TSan,
-#      in two halves;
+#      in the same three lanes;
 #   and, between 2 and 3, the fuzz targets for a bounded time (30 s for the control protocol;
 #   TESTIO_FUZZ_SECONDS).
 # The builds a later step needs compile beside the steps before it, at the lowest CPU priority:
@@ -101,17 +101,25 @@ run_suites() {
   logs+=("$dir/meson-logs/$log.junit.xml")
 }
 
-# Two halves side by side (suite 'second_half' and the rest), each printed whole once both have
-# ended.
-run_halves() {  # build dir, meson test arguments for both halves...
-  local dir=$1
-  shift
-  suites "$dir" second-half --no-rebuild "$@" --suite second_half >"$scratch/second-half.out" 2>&1 &
-  local second_half=$!
-  suites "$dir" first-half --no-rebuild "$@" --no-suite second_half >"$scratch/first-half.out" 2>&1 || status=1
-  wait "$second_half" || status=1
-  cat "$scratch/first-half.out" "$scratch/second-half.out"
-  logs+=("$dir/meson-logs/first-half.junit.xml" "$dir/meson-logs/second-half.junit.xml")
+# run_lanes DIR "LANE..." ARGS...: each suite LANE's tests in a lane of its own and the rest in one
+# more, side by side; each lane printed whole once all have ended. The release build runs in two
+# lanes (suite 'second_half'), the sanitized ones in three (tests/meson.build says why).
+run_lanes() {  # build dir, the lanes' suite names, meson test arguments for every lane...
+  local dir=$1 lanes=$2 lane pid pids=() others=()
+  shift 2
+  for lane in $lanes; do
+    suites "$dir" "$lane" --no-rebuild "$@" --suite "$lane" >"$scratch/$lane.out" 2>&1 &
+    pids+=($!)
+    others+=(--no-suite "$lane")
+  done
+  suites "$dir" others --no-rebuild "$@" "${others[@]}" >"$scratch/others.out" 2>&1 || status=1
+  for pid in "${pids[@]}"; do
+    wait "$pid" || status=1
+  done
+  for lane in others $lanes; do
+    cat "$scratch/$lane.out"
+    logs+=("$dir/meson-logs/$lane.junit.xml")
+  done
 }
 
 # The builds the later steps need, one after the other in a background subshell at the lowest CPU
@@ -193,7 +201,7 @@ fi
 if [ $release_built = 1 ]; then
   step "testbed: paced suites and the Debian package" \
     eval 'run_suites build-test testbed-paced --suite testbed_paced; package_check'
-  step "release build: every other suite" run_halves build-test --no-suite testbed
+  step "release build: every other suite" run_lanes build-test second_half --no-suite testbed
 fi
 
 if [ "$quick" != 1 ]; then
@@ -201,13 +209,13 @@ if [ "$quick" != 1 ]; then
   # Not the testbed suite: it measures rates against a link, and sanitizers change the timing.
   if step "the rest of the ASan + UBSan build" wait_built build-asan; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      step "ASan + UBSan: every suite but the testbed" run_halves build-asan --no-suite testbed --no-suite pictures \
-        --no-suite sources
+      step "ASan + UBSan: every suite but the testbed" run_lanes build-asan "sanitized_b sanitized_c" \
+        --no-suite testbed --no-suite pictures --no-suite sources
   fi
   if step "the rest of the TSan build" wait_built build-tsan; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      step "TSan: the multi-threaded suites" run_halves build-tsan --no-suite unit --no-suite testbed --no-suite pictures \
-        --no-suite sources
+      step "TSan: the multi-threaded suites" run_lanes build-tsan "sanitized_b sanitized_c" \
+        --no-suite unit --no-suite testbed --no-suite pictures --no-suite sources
   fi
 fi
 
