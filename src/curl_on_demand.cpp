@@ -49,7 +49,8 @@ struct LoadedCurl {
   template <typename Function>
   void resolve(Function& function, const char* name) {
     function = reinterpret_cast<Function>(dlsym(handle, name));
-    if (!function) throw std::runtime_error(std::string(kCurlLibrary) + " has no " + name + ": libcurl 7.80 or later is needed");
+    if (!function)
+      throw std::runtime_error(std::string(kCurlLibrary) + " has no " + name + ": libcurl 7.80 or later is needed");
   }
 
   LoadedCurl() {
@@ -58,6 +59,15 @@ struct LoadedCurl {
     if (!handle)
       throw std::runtime_error(std::string("HTTP needs libcurl (Debian's libcurl4), which could not be loaded: ") +
                                dlerror());
+    try {
+      resolve_all();
+    } catch (...) {
+      dlclose(handle);  // too old a libcurl: the next call finds the same, and says so again
+      throw;
+    }
+  }
+
+  void resolve_all() {
     resolve(global_init, "curl_global_init"), resolve(free, "curl_free");
     resolve(easy_init, "curl_easy_init"), resolve(easy_setopt, "curl_easy_setopt");
     resolve(easy_getinfo, "curl_easy_getinfo"), resolve(easy_perform, "curl_easy_perform");
@@ -124,7 +134,9 @@ CURLMcode curl_multi_setopt(CURLM* multi, CURLMoption option, ...) {
   return result;
 }
 CURLMcode curl_multi_add_handle(CURLM* multi, CURL* handle) { return loaded_curl().multi_add_handle(multi, handle); }
-CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* handle) { return loaded_curl().multi_remove_handle(multi, handle); }
+CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* handle) {
+  return loaded_curl().multi_remove_handle(multi, handle);
+}
 CURLMcode curl_multi_perform(CURLM* multi, int* running) { return loaded_curl().multi_perform(multi, running); }
 CURLMcode curl_multi_poll(CURLM* multi, curl_waitfd extra[], unsigned extra_count, int timeout_ms, int* ready) {
   return loaded_curl().multi_poll(multi, extra, extra_count, timeout_ms, ready);
