@@ -281,7 +281,7 @@ def a_stopped_server_ends_its_client_within_the_stall_timeout():
 @test
 def a_slow_but_moving_client_is_not_stalled():
     # Each side says it is alive every second; 2 s leaves one second of slack, which CI's ASan step
-    # (two halves of suites beside the TSan build's compile on 2 cores) once used up. Under a
+    # (suites side by side beside the TSan build's compile on 2 cores) once used up. Under a
     # sanitizer 4 s: still well below the 6 s the test runs.
     stall = "4" if SANITIZED else "2"
     with Server("--stall-timeout", stall) as server:
