@@ -357,7 +357,12 @@ int run_client_test(const ClientRun& test, report::Reporter& reporter, const Des
       signals.async_wait(on_signal);
       return;
     }
-    util::log_error("{}: stopped", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    // Outside the window (before it opens, or a second signal) the test stops at once; a --json
+    // reader still gets a document that says why, as iperf3's does.
+    const std::string stopped = interruption_text(signal) +
+                                (interruption.signal ? " again: stopped" : " before the test started: stopped");
+    util::log_error("{}", stopped);
+    reporter.error(stopped);
     exit_code = 1;
     io.stop();
   };

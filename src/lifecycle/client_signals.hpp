@@ -1,6 +1,6 @@
 // How a client test runs on the main thread, whichever protocol it speaks: one io_context, and
 // SIGINT/SIGTERM handled the same way (the first one while data flows ends the window early and
-// the figures are reported; any other stops at once).
+// the figures are reported; any other stops at once, and the reporter is told why).
 #pragma once
 
 #include <exception>

@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """-R and --bidir between testio peers on 127.0.0.1: exact byte counts with -n for each direction,
 every send mode and engine; timed tests end by themselves with equal counts; a SIGINT ends the
-server's senders; one JSON document per test; bad combinations refused in one sentence.
+server's senders, and one before the window stops the client with a JSON error; one JSON document per test; bad combinations refused in one sentence.
 Usage: directions_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted but pacing's upper
 bound (a paced sender cannot exceed its rate by construction)."""
 import json
+import socket
 import subprocess
 import sys
 import time
+import types
 
 import harness
 from harness import Server, check, client, test
@@ -127,6 +129,24 @@ def sigint_stops_the_servers_senders():
         check(document["end"]["sum_received"]["bytes"] > 0, "nothing received before SIGINT")
         # The server is ready for the next test at once.
         check_direction(document_of(client(server, "1", "-R", "-n", "1M", "--json"))["end"], 1, MB, "after SIGINT")
+
+
+@test
+def sigint_before_the_window_stops_with_one_json_error():
+    """A server that accepts and never answers: the client waits for it, SIGINT stops it at once,
+    and --json still prints one document that says why (as iperf3's does)."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        process = harness.start_client_following(types.SimpleNamespace(port=str(silent.getsockname()[1])),
+                                                 "-t", "60", "--json")
+        harness.wait_until(lambda: "connected to" in harness.client_said(process) or process.poll() is not None, 30,
+                           "the client to connect")
+        out, err = harness.interrupt_client(process)
+    document = valid(json.loads(out))
+    check(document.get("error") == "interrupted by SIGINT before the test started: stopped",
+          f"error {document.get('error')!r}")
+    check("before the test started" in err, f"stderr: {err}")
 
 
 @test

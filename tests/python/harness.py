@@ -195,9 +195,35 @@ def start_client(server, *args):
                             text=True, stdin=subprocess.DEVNULL)
 
 
+def start_client_following(server, *args):
+    """start_client() with -v, its stderr in a file that can be read while it runs: for a test that
+    must know when the window has opened (wait_for_window()), which no fixed sleep tells on a busy
+    machine."""
+    said = appending_file()
+    process = subprocess.Popen(client_argv(server, "-v", *args), stdout=subprocess.PIPE, stderr=said,
+                               text=True, stdin=subprocess.DEVNULL)
+    process.said = said
+    return process
+
+
+def client_said(process):
+    """What a client started with start_client_following() has written to stderr so far."""
+    process.said.seek(0)
+    return process.said.read()
+
+
+def wait_for_window(process, limit=30):
+    """Until a client started with start_client_following() says its test started: the window is
+    open, so a SIGINT now ends it early instead of stopping the client."""
+    wait_until(lambda: "test started" in client_said(process) or process.poll() is not None, limit,
+               "the client's window to open")
+    check(process.poll() is None, f"the client ended before its window opened: {client_said(process)}")
+
+
 def interrupt_client(process, limit=30):
-    """SIGINT to a client started with start_client(): (stdout, stderr) once it has ended, which
-    it must within `limit` seconds, with exit 1 (the test ended early)."""
+    """SIGINT to a client started with start_client() or start_client_following(): (stdout,
+    stderr) once it has ended, which it must within `limit` seconds, with exit 1 (the test ended
+    early)."""
     process.send_signal(signal.SIGINT)
     try:
         out, err = process.communicate(timeout=limit)
@@ -205,6 +231,8 @@ def interrupt_client(process, limit=30):
         process.kill()
         process.communicate()
         raise Failure(f"the client did not end within {limit} s of SIGINT")
+    if hasattr(process, "said"):
+        err = client_said(process)
     check(process.returncode == 1, f"exit {process.returncode} after SIGINT: {err}")
     return out, err
 

@@ -152,8 +152,11 @@ def a_slow_reader_that_is_not_testio_is_peer_receiver_and_diagnose_skips_its_sid
 @test
 def sigint_during_the_variations_ends_them_and_keeps_the_report():
     with Server() as server:
-        process = harness.start_client(server, "-t", "1", "-P", "2", "--diagnose", "--diagnose-time", "30", "--json")
-        time.sleep(4)  # the test's second and its handshakes are over: a variation runs
+        process = harness.start_client_following(server, "-t", "1", "-P", "2", "--diagnose", "--diagnose-time", "30",
+                                                 "--json")
+        # The test, then a variation: its window is open when the client says its second test started.
+        harness.wait_until(lambda: harness.client_said(process).count("test started") >= 2 or process.poll() is not None,
+                           60, "a variation to start")
         started = time.monotonic()
         out, err = harness.interrupt_client(process)
         check(time.monotonic() - started < 10, "the variations went on after SIGINT")
