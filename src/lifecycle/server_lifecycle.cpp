@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <variant>
 
 #include <sys/socket.h>
 
@@ -159,8 +160,17 @@ std::size_t ServerTest::expected_before_start() const noexcept {
 }
 
 // Every data connection a before-start workload needs (and every flow the peer sets up itself);
-// none for one whose connections come later.
+// none for one whose connections come later. The client's control connection is watched
+// meanwhile: a client that died after its request ends the test at once, not at the arrival limit.
 asio::awaitable<void> ServerTest::gather(ServerPeer& peer) {
+  using namespace asio::experimental::awaitable_operators;
+  auto outcome = co_await (capture(await_arrivals(peer)) || capture(peer.watch_gathering(kArrivalCap + kArrivalLimit)));
+  std::visit([](const Captured<void>& ended) {
+    if (ended.error) std::rethrow_exception(ended.error);
+  }, outcome);
+}
+
+asio::awaitable<void> ServerTest::await_arrivals(ServerPeer& peer) {
   const auto give_up = std::chrono::steady_clock::now() + kArrivalCap;
   const auto started = std::chrono::steady_clock::now();
   std::size_t remaining = all_arrived_->remaining();

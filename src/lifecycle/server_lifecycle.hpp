@@ -81,6 +81,7 @@ class ServerTest {
 
   std::size_t expected_before_start() const noexcept;
   net::Awaitable<void> gather(ServerPeer& peer);
+  net::Awaitable<void> await_arrivals(ServerPeer& peer);
   void open_streams(ServerPeer& peer);
   void open_part(TestPart& part, ServerPeer& peer, std::vector<std::string>& warnings);
   net::Awaitable<void> start(ServerPeer& peer, report::Reporter& reporter);

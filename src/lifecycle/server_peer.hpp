@@ -37,6 +37,11 @@ class ServerPeer {
   // The peer sets its flows up itself before the start (iperf3 -u's UDP handshake, through the
   // door): ServerTest gathers them with the data connections (ServerTest::gather_flow()).
   virtual bool gathers_flows() const { return false; }
+  // Awaited beside the gathering of the data connections, which ends when this returns: a living
+  // client says nothing on its control connection then (but testio's heartbeats), so this throws
+  // why as soon as something comes (its end of file or reset, a stall, a message out of turn).
+  // `limit`: longer than any gathering.
+  virtual net::Awaitable<void> watch_gathering(std::chrono::steady_clock::duration limit) = 0;
   // Only `arrived` of the `expected` data connections (or flows) came `within` the limit: throws
   // the sentence the log and the report give, once the client has been told when it expects to be.
   virtual net::Awaitable<void> gathering_failed(std::uint32_t arrived, std::uint32_t expected,

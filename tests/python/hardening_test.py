@@ -187,6 +187,34 @@ def wrong_streams_and_a_reset_stream_are_handled():
 
 
 @test
+def a_client_gone_while_its_streams_gather_ends_its_test_at_once():
+    """One of two data connections came, then the control connection closed: the server ends the
+    test as the client goes (the wait for a stream that never comes would take 30 s or more), and
+    a message out of turn instead of heartbeats ends it too."""
+    with Server() as server:
+        for goes in ("by closing", "by a message out of turn"):
+            with connect(server.port) as control:
+                hello(control)
+                control.sendall(frame(raw_request(2, total_bytes=2000)))
+                accepted = read_frame(control)
+                check(accepted["type"] == "test_accepted", f"not accepted: {accepted}")
+                stream = connect(server.port)
+                stream.sendall(preamble(kind=b"D", test_id=accepted["test_id"], stream=0))
+                if goes == "by closing":
+                    control.close()
+                else:
+                    control.sendall(frame({"type": "results"}))
+                    answer = read_frame(control)
+                    check(answer and answer["type"] == "error" and "before the test started" in answer["message"],
+                          f"answer to a message out of turn: {answer}")
+            server.wait_log(" ended: ", limit=10, count=1 if goes == "by closing" else 2)
+            read_until_closed(stream)
+            stream.close()
+        check("ended: the client went away" in server.stderr(), f"the log: {server.stderr()[-600:]}")
+        equal_counts(client(server, "2", "-t", "1").stdout)
+
+
+@test
 def a_truncated_frame_times_out_with_an_error():
     with Server("--handshake-timeout", "1") as server, connect(server.port) as sock:
         hello(sock)

@@ -167,7 +167,9 @@ def sigint_during_the_variations_ends_them_and_keeps_the_report():
 @test
 def a_pace_on_purpose_needs_no_variation():
     with Server() as server:
-        document = json.loads(client(server, "-t", "1", "-b", "20M", "--diagnose", "--json", limit=60).stdout)
+        # 4 s, not 1: the receiver's window also holds the start's delay (0.2 s under a sanitizer on
+        # a busy machine), which in one second left 83% of the pace, below the verdict's 90%.
+        document = json.loads(client(server, "-t", "4", "-b", "20M", "--diagnose", "--json", limit=60).stdout)
         table = document["end"]["diagnose"]
         check(len(table) == 1 and not table[0]["ran"] and "paced on purpose" in table[0]["note"], f"{table}")
 

@@ -420,6 +420,7 @@ class Iperf3ServerPeer final : public lifecycle::ServerPeer {
     co_await control_.write_state(State::create_streams);
   }
   bool gathers_flows() const override { return params_.udp; }
+  asio::awaitable<void> watch_gathering(std::chrono::steady_clock::duration limit) override;
   asio::awaitable<void> gathering_failed(std::uint32_t arrived, std::uint32_t expected,
                                          std::chrono::seconds within) override;
   asio::awaitable<void> total_rate_exceeded(const std::string& why) override;
@@ -476,6 +477,15 @@ asio::awaitable<void> Iperf3ServerPeer::total_rate_exceeded(const std::string&) 
                                          "waiting for the iperf3 client to go");
   } catch (const std::exception&) {  // it went (end of file), or the wait is over
   }
+}
+
+// An iperf3 client says nothing while its streams connect, unless it is interrupted or gone.
+asio::awaitable<void> Iperf3ServerPeer::watch_gathering(std::chrono::steady_clock::duration limit) {
+  const State state = co_await control_.read_state(limit, "while its streams connected");
+  if (state == State::client_terminate || state == State::iperf_done)
+    throw PeerError("the iperf3 client ended the test before it started");
+  throw ProtocolError("the iperf3 client sent " + state_name(static_cast<std::int8_t>(state)) +
+                      " while its streams connected");
 }
 
 asio::awaitable<void> Iperf3ServerPeer::gathering_failed(std::uint32_t arrived, std::uint32_t expected,

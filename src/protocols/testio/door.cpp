@@ -74,6 +74,10 @@ class TestioServerPeer final : public ServerPeer {
 
   std::string name() const override { return control_.peer(); }
   asio::awaitable<void> accept(const ServerTest& test) override;
+  asio::awaitable<void> watch_gathering(std::chrono::steady_clock::duration limit) override {
+    nlohmann::json message = co_await control_.read(limit);  // past the heartbeats
+    fail_unexpected(message, "before the test started");
+  }
   asio::awaitable<void> window_opened() override { co_await control_.write(start_message()); }
   asio::awaitable<void> client_done(TestParts& parts, const spec::TestSpec& spec) override;
   asio::awaitable<void> exchange(TestParts& parts) override;
