@@ -7,7 +7,6 @@
 #include <functional>
 #include <string>
 
-#include "net/tcp_info.hpp"
 #include "stats/summary.hpp"
 
 namespace testio::diagnosis {
@@ -31,11 +30,6 @@ constexpr double kQueued = 0.50;            // busy share of the streams' time: 
 // time the kernel counts as neither rwnd- nor sndbuf-limited was not spent waiting on it (a send
 // buffer of 16 KB behind 8 ms of ACK queueing: 0.16-0.18; a tbf: 0.77-0.87; BBR keeps 2x BDP).
 constexpr double kCwndRoom = 0.35;
-// In slow start Linux grows the cwnd to twice the most it has had in flight (tcp_is_cwnd_limited),
-// so a sender that never left it, held by anything but its cwnd, keeps about half of the cwnd in
-// flight, and one the cwnd binds nearly all of it. A 16 KB send buffer behind 20 ms of ACK
-// queueing read 0.36 and 0.43 this way (its sndbuf clock at 8% and 21%); a tbf 0.77-0.87.
-constexpr double kCwndRoomInSlowStart = 0.6;
 // With the cwnd far from full, a window or send-buffer stall is the limit at a lower share: the
 // kernel starts those clocks only at a transmit and stops them at the next ACK, so on a veth of
 // some 30 us a 16 KB receive buffer showed 18-55% rwnd-limited, and a 16 KB send buffer 3-24%.
@@ -80,13 +74,8 @@ struct SenderTcp {
   std::uint64_t retransmits = 0;
   std::uint32_t last_snd_wnd = 0;  // the smallest window a peer advertised last, bytes; 0 unknown
   double cwnd_use = -1;            // in flight (acked rate x RTT) over cwnd, summed over streams; < 0 unknown
-  // Every stream whose cwnd is known never left slow start and retransmitted nothing (a loss-based
-  // congestion control: BBR leaves ssthresh alone).
-  bool slow_start_throughout = false;
   double window_over_cwnd = -1;    // the peer's last advertised window over cwnd, summed; < 0 unknown
-  bool cwnd_roomy() const noexcept {
-    return cwnd_use >= 0 && (cwnd_use < kCwndRoom || (slow_start_throughout && cwnd_use < kCwndRoomInSlowStart));
-  }
+  bool cwnd_roomy() const noexcept { return cwnd_use >= 0 && cwnd_use < kCwndRoom; }
   // The peer's window, not the cwnd, bounded what could be in flight.
   bool window_bound() const noexcept { return window_over_cwnd >= 0 && window_over_cwnd <= kWindowUnderCwnd; }
 };
@@ -148,7 +137,6 @@ SenderTcp sender_tcp(const report::SideReport& sender) {
   std::uint64_t busy = 0, rwnd = 0, sndbuf = 0, sent = 0, retransmitted = 0;
   double rtt_sum = 0, min_rtt = 0, stream_time_us = 0, flight = 0, cwnd = 0, window = 0, window_cwnd = 0;
   std::size_t rtt_count = 0;
-  bool slow_start = sender.congestion != "bbr";
   for (const stats::StreamEnd& stream : sender.evidence.streams) {
     const net::TcpInfo& info = stream.tcp;
     if (!info.valid) continue;
@@ -161,14 +149,10 @@ SenderTcp sender_tcp(const report::SideReport& sender) {
     if (info.snd_cwnd_bytes && info.rtt_us && sender.wall_s > 0) {
       flight += static_cast<double>(info.bytes_acked) / sender.wall_s * info.rtt_us / 1e6;
       cwnd += info.snd_cwnd_bytes;
-      slow_start = slow_start && info.snd_ssthresh >= net::kInfiniteSsthresh && info.bytes_retrans == 0;
     }
     if (info.snd_wnd && info.snd_cwnd_bytes) window += info.snd_wnd, window_cwnd += info.snd_cwnd_bytes;
   }
-  if (cwnd > 0) {
-    tcp.cwnd_use = flight / cwnd;
-    tcp.slow_start_throughout = slow_start;
-  }
+  if (cwnd > 0) tcp.cwnd_use = flight / cwnd;
   if (window_cwnd > 0) tcp.window_over_cwnd = window / window_cwnd;
   for (std::size_t i = 0; i < sender.totals.size(); ++i) {
     stats::TcpSummary summary = stats::tcp_summary(sender.intervals, i);
@@ -414,14 +398,6 @@ Finding window_limit(const Facts& facts) {
   return finding;
 }
 
-// How much of its cwnd the sender kept in flight, and whether it was still in slow start then.
-void add_cwnd_evidence(Finding& finding, const SenderTcp& tcp) {
-  if (tcp.cwnd_use < 0) return;
-  finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
-  finding.evidence.push_back({"slow_start", tcp.slow_start_throughout ? 1.0 : 0.0,
-                              "1: never left slow start, nothing retransmitted"});
-}
-
 Finding send_buffer(const Facts& facts) {
   const SenderTcp& tcp = facts.tcp;
   Finding finding("send_buffer");
@@ -433,7 +409,7 @@ Finding send_buffer(const Facts& facts) {
 };
   if (facts.report.start.local_is_sender)
     finding.evidence.push_back({"send_buffer", static_cast<double>(facts.report.start.sndbuf_actual), "bytes"});
-  add_cwnd_evidence(finding, tcp);
+  if (tcp.cwnd_use >= 0) finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
   // A roomy cwnd and a sender whose CPU had room: nothing but the buffer kept more in flight.
   bool roomy = tcp.cwnd_roomy() && tcp.sndbuf_share >= kBufferLimitedRoomy && !facts.sender.saturated();
   if (tcp.sndbuf_share < kBufferLimited && !roomy) {
@@ -472,7 +448,7 @@ Finding network(const Facts& facts) {
   bool queueing = inflation >= kRttInflated && tcp.mean_rtt_us - tcp.min_rtt_us >= kRttInflatedFloorUs;
   bool shaped = facts.qdisc.overlimits > 0 || facts.qdisc.backlog_bytes > 0;
   bool waiting_on_cwnd = tcp.chrono ? tcp.cwnd_share >= kCwndLimited && tcp.busy_share >= kQueued : lossy;
-  add_cwnd_evidence(finding, tcp);
+  if (tcp.cwnd_use >= 0) finding.evidence.push_back({"cwnd_used", tcp.cwnd_use, "in flight over cwnd"});
   if (tcp.cwnd_roomy()) waiting_on_cwnd = false;  // what the kernel left as "cwnd" was not the cwnd
   if (!waiting_on_cwnd || !(lossy || queueing || shaped)) {
     finding.why = fmt::format("the sender was cwnd-limited for {} of its busy time, with {} retransmitted and a "

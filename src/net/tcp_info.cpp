@@ -18,7 +18,6 @@ TcpInfo read_tcp_info(int fd) noexcept {
   snapshot.rtt_us = info.tcpi_rtt;
   snapshot.rttvar_us = info.tcpi_rttvar;
   snapshot.snd_mss = info.tcpi_snd_mss;
-  snapshot.snd_ssthresh = info.tcpi_snd_ssthresh;
   snapshot.snd_cwnd_bytes = info.tcpi_snd_cwnd * info.tcpi_snd_mss;
   snapshot.pmtu = info.tcpi_pmtu;
   snapshot.total_retrans = info.tcpi_total_retrans;

@@ -5,17 +5,12 @@
 
 namespace testio::net {
 
-// The kernel's ssthresh before anything lowered it (TCP_INFINITE_SSTHRESH).
-inline constexpr std::uint32_t kInfiniteSsthresh = 0x7fffffff;
-
 struct TcpInfo {
   bool valid = false;
   std::uint32_t rtt_us = 0;
   std::uint32_t rttvar_us = 0;
   std::uint32_t snd_cwnd_bytes = 0;    // cwnd in segments x MSS, as iperf3 reports it
   std::uint32_t snd_mss = 0;
-  // Segments; kInfiniteSsthresh until the first loss (or ECN mark) ends slow start.
-  std::uint32_t snd_ssthresh = 0;
   std::uint32_t pmtu = 0;
   std::uint32_t total_retrans = 0;     // cumulative over the connection's life
   std::uint64_t delivery_rate_bps = 0; // bits/s; 0 where the kernel does not report it (< 4.9)

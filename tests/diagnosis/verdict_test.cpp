@@ -183,30 +183,6 @@ TEST(Verdict, FullSendBufferIsSendBuffer) {
   EXPECT_EQ(judge(report, "forward").limit, "send_buffer");
 }
 
-// CI's testbed, 16 KB of send buffer behind 20 ms of ACK queueing: the kernel counted 92% of busy
-// as neither window- nor buffer-limited, with 36-43% of the cwnd in flight.
-TEST(Verdict, ABufferBoundSenderStillInSlowStartIsSendBuffer) {
-  report::TestReport report = test(1, 0.0035);
-  report.sender.intervals.clear();
-  samples(report.sender, 22'800, 0);
-  stalls(report.sender, 1.0, 0.0, 0.08);
-  stats::StreamEnd& end = report.sender.evidence.streams.at(0);
-  end.tcp.bytes_acked = report.sender.totals[0].bytes;
-  end.tcp.rtt_us = 22'800;
-  end.tcp.snd_cwnd_bytes = 28'000;  // 10 KB in flight: 0.36 of it
-  end.tcp.snd_ssthresh = net::kInfiniteSsthresh;
-  report::Verdict verdict = judge(report, "forward");
-  EXPECT_EQ(verdict.limit, "send_buffer") << verdict.summary;
-  end.tcp.snd_ssthresh = 20;  // a loss ended slow start: the cwnd it kept is one it was held to
-  EXPECT_EQ(judge(report, "forward").limit, "network");
-  end.tcp.snd_ssthresh = net::kInfiniteSsthresh;
-  report.sender.congestion = "bbr";  // BBR never lowers ssthresh: it says nothing there
-  EXPECT_EQ(judge(report, "forward").limit, "network");
-  report.sender.congestion = "cubic";
-  end.tcp.snd_cwnd_bytes = 14'000;  // 0.72 of the cwnd in flight: the cwnd binds, slow start or not
-  EXPECT_EQ(judge(report, "forward").limit, "network");
-}
-
 TEST(Verdict, LossAndQueueWithCpusIdleIsNetwork) {
   report::TestReport report = test(2, 0.19);
   report.sender.intervals.clear();
