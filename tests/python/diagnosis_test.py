@@ -118,7 +118,7 @@ def sender_cpu():
 
 @test
 def send_buffer():
-    """The sender's tcp_wmem pinned at 16 KB while a reverse test keeps the queue its ACKs cross full
+    """The sender's tcp_wmem pinned at 8 KB while a reverse test keeps the queue its ACKs cross full
     (the verdict of the client's own test, which sends: "forward")."""
     hit_rate("send_buffer", causes.send_buffer, "send_buffer")
 
