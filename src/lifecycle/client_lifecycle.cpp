@@ -247,6 +247,7 @@ asio::awaitable<void> ClientTest::start() {
 // intervals tick, unless the peer ends the test first.
 asio::awaitable<void> ClientTest::run_streams() {
   interruption_.end_window = [this] { end_window(); };
+  interruption_.window_opened = true;
   const auto limit = engines::run_limit(spec_, peer_.window_grace());
   auto outcome =
       co_await (peer_.run_window(*parts_, clock_, limit) || capture(peer_.watch(limit)) || parts_->sample());
@@ -357,10 +358,12 @@ int run_client_test(const ClientRun& test, report::Reporter& reporter, const Des
       signals.async_wait(on_signal);
       return;
     }
-    // Outside the window (before it opens, or a second signal) the test stops at once; a --json
-    // reader still gets a document that says why, as iperf3's does.
-    const std::string stopped = interruption_text(signal) +
-                                (interruption.signal ? " again: stopped" : " before the test started: stopped");
+    // Outside the window (before it opens, after it, or a second signal) the test stops at once;
+    // a --json reader still gets a document that says why, as iperf3's does.
+    const char* when = interruption.signal          ? " again: stopped"
+                       : interruption.window_opened ? " after the window: stopped"
+                                                    : " before the test started: stopped";
+    const std::string stopped = interruption_text(signal) + when;
     util::log_error("{}", stopped);
     reporter.error(stopped);
     exit_code = 1;

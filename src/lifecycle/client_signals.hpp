@@ -15,6 +15,7 @@ namespace testio::lifecycle {
 // What a signal handler may reach while the test coroutine runs. Owner: the control thread.
 struct Interruption {
   std::function<void()> end_window;  // set while data is flowing
+  bool window_opened = false;        // data has flowed: a signal now comes after the start
   int signal = 0;                    // the first SIGINT/SIGTERM seen, 0 for none
 };
 

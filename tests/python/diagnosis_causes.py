@@ -452,8 +452,8 @@ def send_buffer(extra=(), probe=None, wmem="4096 8192 8192", rate="10mbit", queu
     23 of 29 with them. TSO and GSO are off on NAME-a's veth: the kernel lets one packet past a full
     buffer, and at up to 64 KB a packet that let 47-167 KB into flight; without them 34
     of 35 runs named it, against 17 of 20 with them in the same hour. The buffer is 8 KB, not 16:
-    the 16 KB one's misses kept 36-43% of the cwnd in flight, past the verdict's 35% for a cwnd
-    with room (3 of 12 runs in an hour, 2 of 5 in a CI run), where 8 KB kept 10-22% in 32 runs
+    16 KB missed 5 of 53 runs (36-43% of the cwnd in flight, past the verdict's 35% for a cwnd
+    with room, and the buffer's clock under 30%), 8 KB 1 of 44, a difference within chance
     (docs/diagnosis.md, "Causes built on purpose")."""
     setup = [("sysctl", "-qw", f"net.ipv4.tcp_wmem={wmem}"), ("sysctl", "-qw", "net.ipv4.tcp_early_retrans=0"),
              ("ethtool", "-K", "tb1", "tso", "off", "gso", "off")]

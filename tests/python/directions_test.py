@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """-R and --bidir between testio peers on 127.0.0.1: exact byte counts with -n for each direction,
 every send mode and engine; timed tests end by themselves with equal counts; a SIGINT ends the
-server's senders, and one before the window stops the client with a JSON error; one JSON document per test; bad combinations refused in one sentence.
+server's senders, and one before the window stops the client with a JSON error; one JSON document
+per test; bad combinations refused in one sentence.
 Usage: directions_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted but pacing's upper
 bound (a paced sender cannot exceed its rate by construction)."""
 import json
@@ -140,8 +141,7 @@ def sigint_before_the_window_stops_with_one_json_error():
         silent.listen()
         process = harness.start_client_following(types.SimpleNamespace(port=str(silent.getsockname()[1])),
                                                  "-t", "60", "--json")
-        harness.wait_until(lambda: "connected to" in harness.client_said(process) or process.poll() is not None, 30,
-                           "the client to connect")
+        harness.wait_for_client_to_say(process, "connected to")
         out, err = harness.interrupt_client(process)
     document = valid(json.loads(out))
     check(document.get("error") == "interrupted by SIGINT before the test started: stopped",

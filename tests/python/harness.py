@@ -212,12 +212,18 @@ def client_said(process):
     return process.said.read()
 
 
+def wait_for_client_to_say(process, text, count=1, limit=30):
+    """Until a client started with start_client_following() has said `text` `count` times; fails
+    if it ends first."""
+    wait_until(lambda: client_said(process).count(text) >= count or process.poll() is not None, limit,
+               f"the client to say {text!r}")
+    check(process.poll() is None, f"the client ended before it said {text!r}: {client_said(process)}")
+
+
 def wait_for_window(process, limit=30):
     """Until a client started with start_client_following() says its test started: the window is
     open, so a SIGINT now ends it early instead of stopping the client."""
-    wait_until(lambda: "test started" in client_said(process) or process.poll() is not None, limit,
-               "the client's window to open")
-    check(process.poll() is None, f"the client ended before its window opened: {client_said(process)}")
+    wait_for_client_to_say(process, "test started", limit=limit)
 
 
 def interrupt_client(process, limit=30):
