@@ -411,8 +411,9 @@ void add_test_options(OptionTable& options) {
                   "sendfile (from -F or a memfd)",
        value().default_value("send"), "MODE")
     ("engine", "What drives the data connections on both sides: asio (an event loop per worker), threads "
-               "(a blocking thread per connection), uring (an io_uring per worker)",
-       value().default_value("asio"), "ENGINE")
+               "(a blocking thread per connection), uring (an io_uring per worker). Default: uring where it runs "
+               "the test's modes (a side that cannot set io_uring up runs asio), else asio",
+       value(), "ENGINE")
     ("iface-stats", "Each interval, rx/tx rate and packets per NIC on both sides, from the kernel's counters; "
        "default: the interface of the route to the peer (a bond: its members). Name them as --iface-stats=eth0,eth1",
        value().implicit_value(""), "IFACE,...")

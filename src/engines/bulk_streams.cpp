@@ -58,7 +58,25 @@ std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, a
 }
 
 std::string unusable_reason(spec::Engine engine, bool zerocopy_sends) {
-  return engine == spec::Engine::uring ? uring_unusable_reason(zerocopy_sends) : std::string();
+  if (engine != spec::Engine::uring) return {};
+  UringRefusal refusal = uring_refusal(zerocopy_sends);
+  return refusal.cause.empty() ? std::string() : refusal.cause + ": " + refusal.instead;
+}
+
+std::string settle_default_engine(spec::TestSpec& spec) {
+  std::string reason;
+  auto settle = [&](spec::TestSpec& part) {
+    if (!part.engine_fallback || part.engine != spec::Engine::uring) return;
+    // Zero-copy sends on either side: a side that only receives falls back too, which costs nothing.
+    UringRefusal refusal = uring_refusal(part.send_mode == spec::SendMode::zerocopy);
+    if (refusal.cause.empty()) return;
+    part.engine = spec::Engine::asio;
+    part.engine_fallback = false;
+    reason = std::move(refusal.cause);
+  };
+  settle(spec);
+  for (spec::TestSpec& part : spec.with) settle(part);
+  return reason;
 }
 
 }  // namespace testio::engines

@@ -49,4 +49,10 @@ std::unique_ptr<StreamTask> make_receiver(Worker& worker, spec::Engine engine, n
 // in one sentence. The client asks before it connects, the server before it accepts a test.
 std::string unusable_reason(spec::Engine engine, bool zerocopy_sends);
 
+// A test whose client named no engine asks for uring with engine_fallback (cli: the default). Each
+// side settles it before it builds the streams: where io_uring cannot run (a seccomp filter,
+// kernel.io_uring_disabled, an old kernel) its streams run asio instead of the test being refused.
+// Applies to every workload of a composed test; returns why it fell back, empty if it did not.
+std::string settle_default_engine(spec::TestSpec& spec);
+
 }  // namespace testio::engines

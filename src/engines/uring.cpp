@@ -119,8 +119,10 @@ constexpr unsigned kDeferredFlags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DE
 
 std::string setup_failure(int error) {
   return "io_uring cannot be set up on this host (" + std::string(std::strerror(error)) +
-         "; kernel.io_uring_disabled or a seccomp filter may forbid it): use --engine asio or threads";
+         "; kernel.io_uring_disabled or a seccomp filter may forbid it)";
 }
+
+constexpr const char* kOtherEngines = "use --engine asio or threads";
 
 }  // namespace
 
@@ -132,7 +134,7 @@ UringLoop::UringLoop() {
     params = io_uring_params{};
     result = io_uring_queue_init_params(kRingEntries, &ring_, &params);
   }
-  if (result < 0) throw std::runtime_error(setup_failure(-result));
+  if (result < 0) throw std::runtime_error(setup_failure(-result) + ": " + kOtherEngines);
   features_ = params.features;
   deferred_ = params.flags & IORING_SETUP_DEFER_TASKRUN;
   disabled_ = params.flags & IORING_SETUP_R_DISABLED;
@@ -264,19 +266,19 @@ void UringLoop::run(const TestClock& clock, const BlockingSignals& signals) {
   }
 }
 
-std::string uring_unusable_reason(bool zerocopy) {
+UringRefusal uring_refusal(bool zerocopy) {
   io_uring ring;
-  if (int result = io_uring_queue_init(2, &ring, 0); result < 0) return setup_failure(-result);
-  std::string reason;
+  if (int result = io_uring_queue_init(2, &ring, 0); result < 0) return {setup_failure(-result), kOtherEngines};
+  UringRefusal refusal;
   if (zerocopy) {
     io_uring_probe* probe = io_uring_get_probe_ring(&ring);
     if (!probe || !io_uring_opcode_supported(probe, IORING_OP_SEND_ZC))
-      reason = "this kernel's io_uring has no zero-copy send (IORING_OP_SEND_ZC, Linux 6.0): use --send-mode send "
-               "or --engine asio or threads";
+      refusal = {"this kernel's io_uring has no zero-copy send (IORING_OP_SEND_ZC, Linux 6.0)",
+                 "use --send-mode send or --engine asio or threads"};
     if (probe) io_uring_free_probe(probe);
   }
   io_uring_queue_exit(&ring);
-  return reason;
+  return refusal;
 }
 
 namespace {

@@ -19,7 +19,11 @@ class Worker;
 std::unique_ptr<StreamTask> make_uring_sender(net::TcpSocket socket, SenderParts parts, Worker& worker);
 std::unique_ptr<StreamTask> make_uring_receiver(net::TcpSocket socket, ReceiverParts parts, Worker& worker);
 
-// Empty when this kernel runs the engine (with zero-copy sends when `zerocopy`); else why not.
-std::string uring_unusable_reason(bool zerocopy);
+// Why this host cannot run the engine (with zero-copy sends when `zerocopy`), and what to use
+// instead; both empty when it can.
+struct UringRefusal {
+  std::string cause, instead;
+};
+UringRefusal uring_refusal(bool zerocopy);
 
 }  // namespace testio::engines

@@ -117,10 +117,13 @@ class ClientTest {
 // Everything this side can check before anything connects. -F and --save belong to the first
 // workload: the others of a composed test send generated data and keep nothing.
 void ClientTest::prepare() {
+  spec::TestSpec settled = config_.spec;
+  if (std::string why = engines::settle_default_engine(settled); !why.empty())
+    util::log_info("this test runs asio, not the default io_uring: {}", why);
   config::Config beside = config_;
   beside.file.clear();
   beside.save_dir.clear();
-  parts_.emplace(config_.spec, [&](std::size_t k, spec::TestSpec& spec) {
+  parts_.emplace(settled, [&](std::size_t k, spec::TestSpec& spec) {
     std::unique_ptr<workloads::TestSide> side = peer_.make_side(spec);
     return side ? std::move(side) : workloads::of(spec).client(k == 0 ? config_ : beside, spec);
   });

@@ -40,6 +40,7 @@ void fields(Spec& spec, Visit&& visit) {
   visit("omit_s", spec.omit_s, Need::required);
   visit("workload", spec.workload, Need::required);
   visit("engine", spec.engine, Need::unless_default);
+  visit("engine_fallback", spec.engine_fallback, Need::unless_default);
   visit("direction", spec.direction, Need::unless_default);
   visit("send_mode", spec.send_mode, Need::with_direction);
   // Both travel whenever set: a server's --server-bitrate-limit weighs what the client's senders ask.

@@ -81,6 +81,9 @@ struct TestSpec {
   RecvMode recv_mode = RecvMode::recv_into;
   SendMode send_mode = SendMode::send;
   Engine engine = Engine::asio;
+  // The client chose `engine` itself (no --engine): a side that cannot set io_uring up runs asio
+  // instead of refusing the test (engines::settle_default_engine).
+  bool engine_fallback = false;
   Direction direction = Direction::forward;
   bool rx_follow = false;             // --rx-affinity follow: a receiving stream runs on the worker pinned to its packets' CPU
   bool marks_follow_rate = true;      // SO_RCVLOWAT/TCP_NOTSENT_LOWAT from each stream's rate (--no-lowat: false)

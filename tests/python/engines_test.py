@@ -8,6 +8,7 @@ refused up front in one sentence.
 Usage: engines_test.py TESTIO_BINARY SCHEMA. No rate or time is asserted beyond pacing's upper
 bound."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -154,6 +155,43 @@ def what_an_engine_does_not_run_is_refused_in_one_sentence():
         check(done.returncode == 2 and mentions in done.stderr and len(done.stderr.strip().splitlines()) == 1,
               f"{args}: exit {done.returncode} (want 2) {done.stderr!r}")
 
+
+
+@test
+def with_no_engine_named_a_bulk_test_runs_uring_where_its_modes_allow():
+    with Server() as server:
+        for args, engine in ((["3"], "uring"), (["3", "-R"], "uring"), (["3", "--send-mode", "sendfile"], "asio"),
+                             (["3", "--recv-mode", "splice"], "asio"), (["3", "--engine", "asio"], "asio")):
+            document = run_json(server, *args, "-n", "3M", "-l", "128K")
+            check(document["start"]["testio"]["engine"] == engine,
+                  f"{args}: engine {document['start']['testio']['engine']}, wanted {engine}")
+            check_exact(document, 3 * 2**20, f"{args} on {engine}")
+
+
+# As in a container under Docker's default seccomp profile: io_uring_setup fails with EPERM.
+WITHOUT_IO_URING = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "without_io_uring.py")]
+NO_RING = "io_uring cannot be set up on this host"
+
+
+@test
+def a_side_without_io_uring_runs_asio_unless_uring_is_named():
+    with Server("-v", prefix=WITHOUT_IO_URING) as server:
+        check_exact(run_json(server, "2", "-n", "2M"), 2 * 2**20, "a default test to a server without io_uring")
+        server.wait_log("runs asio, not the client's default io_uring: " + NO_RING)
+        named = client(server, "-n", "1M", "--engine", "uring", code=1)
+        check(NO_RING in named.stderr, f"--engine uring to a server without io_uring said {named.stderr!r}")
+    with Server() as server:
+        done = subprocess.run([*WITHOUT_IO_URING, *harness.client_argv(server, "2", "-n", "2M", "--json", "-v")],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        check(done.returncode == 0, f"a client without io_uring: exit {done.returncode}: {done.stderr[-800:]}")
+        document = valid(json.loads(done.stdout))
+        check(document["start"]["testio"]["engine"] == "asio" and "not the default io_uring: " + NO_RING in done.stderr,
+              f"a client without io_uring ran {document['start']['testio']['engine']}: {done.stderr[-800:]}")
+        check_exact(document, 2 * 2**20, "a default test from a client without io_uring")
+        named = subprocess.run([*WITHOUT_IO_URING, *harness.client_argv(server, "-n", "1M", "--engine", "uring")],
+                               capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        check(named.returncode == 1 and NO_RING in named.stderr,
+              f"--engine uring without io_uring: exit {named.returncode}, {named.stderr!r}")
 
 if __name__ == "__main__":
     harness.main()

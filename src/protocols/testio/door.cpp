@@ -409,6 +409,8 @@ std::shared_ptr<ServerTest> TestioDoor::admit(TestRequest request, const asio::i
   workloads::ServerResources resources;
   resources.served_file = served_file_ ? &*served_file_ : nullptr;
   resources.udp_port = server_.udp_port();
+  if (std::string why = engines::settle_default_engine(request.spec); !why.empty())
+    util::log_info("test from {} runs asio, not the client's default io_uring: {}", peer.to_string(), why);
   TestParts parts(request.spec, [&](std::size_t, const spec::TestSpec& spec) {
     return workloads::of(spec).server(spec, resources);
   });
