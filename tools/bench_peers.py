@@ -486,9 +486,9 @@ def peers_table(args):
     print("""
 Call size: testio -l (the client's, which the server reads with too); iperf3 -l (the client's,
 sent to the server); iperf 2 -l on both sides (each reads or writes its own); neper -B on both
-sides. Threads: testio min(connections, cores) a side; iperf3 3.16 and later one a stream, 3.12
-one in all; iperf 2 one a connection; neper -T min(connections, cores) a side (its own default
-is 1). Pacing in (c): testio, iperf3 and iperf 2 -b (in the application, per connection); neper
+sides. Engine: testio's default (uring; asio before f4cde6e). Threads: testio min(connections,
+cores) a side; iperf3 3.16 and later one a stream, 3.12 one in all; iperf 2 one a connection;
+neper -T min(connections, cores) a side (its own default is 1). Pacing in (c): testio, iperf3 and iperf 2 -b (in the application, per connection); neper
 -m (SO_MAX_PACING_RATE: the kernel paces). Gbit/s is the receiver's; CPU is user + system of
 every thread from /proc/PID/stat at exit, over GB = Gbit/s x seconds / 8; the receiver is the
 server in every tool. In (d) testio's --engine runs on both sides (the paced sender too) and
