@@ -124,6 +124,12 @@ std::string setup_failure(int error) {
 
 constexpr const char* kOtherEngines = "use --engine asio or threads";
 
+// A send or receive that moved nothing and may simply be tried again. After 128 poll wake-ups
+// without progress (APOLL_MAX_RETRY: 4,096 connections under TCP memory pressure, say) the kernel
+// hands an operation to its io-wq threads, and on a socket in non-blocking mode (which Asio leaves
+// set) that ends it with -EAGAIN. A fresh operation waits for room again; the count stays exact.
+bool moved_nothing_yet(int result) noexcept { return result == -EAGAIN || result == -EINTR; }
+
 }  // namespace
 
 UringLoop::UringLoop() {
@@ -342,6 +348,11 @@ void UringSender::complete(const io_uring_cqe& completion) {
   }
   sending_ = false;
   if (finished_) return;
+  if (moved_nothing_yet(completion.res) && !aborting_ && !window_over_) {
+    socket_was_full_ = true;  // the next send polls first
+    send_next();
+    return;
+  }
   if (completion.res <= 0) {
     // ECANCELED at the window's end: the send handed the kernel nothing, so the count is exact.
     finish(aborting_ || !(completion.res == -ECANCELED && window_over_));
@@ -439,8 +450,8 @@ void UringReceiver::complete_many(const io_uring_cqe& completion) {
     finish(true);
     return;
   }
-  if (completion.res == -ENOBUFS) {
-    receive_many();  // the buffer ring ran dry within one wait; the completions gave them back
+  if (completion.res == -ENOBUFS || moved_nothing_yet(completion.res)) {
+    receive_many();  // the buffer ring ran dry within one wait (the completions gave them back), or try again
     return;
   }
   if (completion.res == -EINVAL && !received_multishot_) {
@@ -466,6 +477,10 @@ void UringReceiver::complete(const io_uring_cqe& completion) {
   }
   receiving_ = false;
   if (finished_) return;
+  if (moved_nothing_yet(completion.res) && !aborting_) {
+    receive_next();
+    return;
+  }
   if (completion.res <= 0) {
     finish(completion.res < 0 || aborting_);  // 0: EOF, the sender half-closed after its last byte
     return;

@@ -153,7 +153,11 @@ def client_argv(server, *args):
 def client(server, *args, code=0, limit=120):
     done = subprocess.run(client_argv(server, *args), capture_output=True, text=True, timeout=limit,
                           stdin=subprocess.DEVNULL)
-    check(done.returncode == code, f"client {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr}")
+    if done.returncode != code:
+        # What the server said too: a test it ended early is explained only in its log.
+        said = server.stderr()[-1500:] if hasattr(server, "stderr") else ""
+        check(False, f"client {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr}"
+                     + (f"\nthe server's log ends: {said}" if said else ""))
     return done
 
 
