@@ -55,7 +55,7 @@ bool profile_may_set(const OptionTable& options, const std::string& key) {
 
 // No --engine: a client's bulk streams run on io_uring where their modes allow it. It was the
 // fastest engine here at 1, 8, 32 and 128 connections, with BBR and with Reno (docs/engines.md,
-// "Which to pick"). The request lets a side that cannot set io_uring up run asio instead
+// "The default"). The request lets a side that cannot set io_uring up run asio instead
 // (engines::settle_default_engine). A raw peer, iperf3's and the mesh's tests keep asio, as does a
 // workload a profile gave another engine.
 void choose_default_engine(config::Config& config, const GivenOptions& given) {
