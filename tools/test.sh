@@ -2,10 +2,11 @@
 # Every test: install what is missing, then
 #   1. the release build (every target, warnings as errors); then the testbed's suites (root with
 #      ip netns, else they skip: they measure rates against tbf-limited links): with the machine to
-#      itself the verdicts' built causes (some are CPU limits), the accuracy at up to 2 x 1 Gbit/s
-#      and the latency probes (idle round trips checked to 0.2 ms), then, beside the ASan build at
-#      the lowest priority, suite 'testbed_paced' (compare, mesh fabric, MPTCP: rates of at most
-#      300 Mbit/s) and the Debian package (built, installed with dpkg -i, run, removed);
+#      itself the verdicts' built causes that a CPU decides or disturbs, the accuracy at up to
+#      2 x 1 Gbit/s and the latency probes (idle round trips checked to 0.2 ms), then, beside the
+#      ASan build at the lowest priority, suite 'testbed_paced' (compare, mesh fabric, MPTCP, the
+#      verdicts' causes on slow links: rates of at most 300 Mbit/s) and the Debian package (built,
+#      installed with dpkg -i, run, removed);
 #   2. every other suite on the release build (unit, loopback, JSON output, hardening, ...), in two
 #      halves side by side (suite 'second_half', which holds testio plot's 'pictures' here, and
 #      the rest);
