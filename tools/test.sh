@@ -15,7 +15,8 @@
 #      and the build-cost budget, the same whatever the build) under ASan + UBSan, in three lanes
 #      side by side (suites 'sanitized_b' and 'sanitized_c', and the rest);
 #   4. the multi-threaded suites (integration, and the in-process 'threads' units) under TSan,
-#      in the same three lanes;
+#      in the same three lanes, but for suite 'python_programs' (campaign, compare: Python that
+#      runs the bulk tests the others run);
 #   and, between 2 and 3, the fuzz targets for a bounded time (30 s for the control protocol;
 #   TESTIO_FUZZ_SECONDS).
 # The builds a later step needs compile beside the steps before it, at the lowest CPU priority:
@@ -216,7 +217,7 @@ if [ "$quick" != 1 ]; then
   if step "the rest of the TSan build" wait_built build-tsan; then
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
       step "TSan: the multi-threaded suites" run_lanes build-tsan "sanitized_b sanitized_c" \
-        --no-suite unit --no-suite testbed --no-suite pictures --no-suite sources
+        --no-suite unit --no-suite testbed --no-suite pictures --no-suite sources --no-suite python_programs
   fi
 fi
 
