@@ -156,7 +156,6 @@ def what_an_engine_does_not_run_is_refused_in_one_sentence():
               f"{args}: exit {done.returncode} (want 2) {done.stderr!r}")
 
 
-
 @test
 def with_no_engine_named_a_bulk_test_runs_uring_where_its_modes_allow():
     with Server() as server:
@@ -192,6 +191,7 @@ def a_side_without_io_uring_runs_asio_unless_uring_is_named():
                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         check(named.returncode == 1 and NO_RING in named.stderr,
               f"--engine uring without io_uring: exit {named.returncode}, {named.stderr!r}")
+
 
 if __name__ == "__main__":
     harness.main()
