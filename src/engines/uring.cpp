@@ -348,14 +348,17 @@ void UringSender::complete(const io_uring_cqe& completion) {
   }
   sending_ = false;
   if (finished_) return;
-  if (moved_nothing_yet(completion.res) && !aborting_ && !window_over_) {
-    socket_was_full_ = true;  // the next send polls first
-    send_next();
-    return;
-  }
   if (completion.res <= 0) {
-    // ECANCELED at the window's end: the send handed the kernel nothing, so the count is exact.
-    finish(aborting_ || !(completion.res == -ECANCELED && window_over_));
+    if (moved_nothing_yet(completion.res) && !aborting_ && !window_over_) {
+      socket_was_full_ = true;  // the next send polls first
+      send_next();
+      return;
+    }
+    // Cancelled at the window's end, or given up as it came: the send handed the kernel nothing,
+    // so the count is exact.
+    const bool nothing_at_the_end =
+        window_over_ && (completion.res == -ECANCELED || moved_nothing_yet(completion.res));
+    finish(aborting_ || !nothing_at_the_end);
     return;
   }
   const Clock::time_point now = Clock::now();

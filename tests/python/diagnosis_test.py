@@ -10,8 +10,8 @@ RUNS - NEEDED misses): the runs after it could not change the outcome. Its hit r
 limit's check said (its entry in `others`).
 Needs root and ip netns (skipped otherwise; loopback needs neither). Traffic goes only to
 198.18.0.0/15 inside namespaces this suite created, and to 127.0.0.1; every namespace and process
-is gone when it ends. Usage: diagnosis_test.py TESTIO_BINARY TESTBED_SCRIPT [--paced | --alone | CASE...]:
---paced runs the cases of PACED, --alone every other one."""
+is gone when it ends. Usage: diagnosis_test.py TESTIO_BINARY TESTBED_SCRIPT [--paced | --alone |
+CASE...]: --paced runs the cases of PACED, --alone every other one."""
 import os
 import subprocess
 import sys

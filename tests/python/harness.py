@@ -156,8 +156,8 @@ def client(server, *args, code=0, limit=120):
     if done.returncode != code:
         # What the server said too: a test it ended early is explained only in its log.
         said = server.stderr()[-1500:] if hasattr(server, "stderr") else ""
-        check(False, f"client {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr}"
-                     + (f"\nthe server's log ends: {said}" if said else ""))
+        raise Failure(f"client {' '.join(args)}: exit {done.returncode}, wanted {code}: {done.stderr}"
+                      + (f"\nthe server's log ends: {said}" if said else ""))
     return done
 
 
